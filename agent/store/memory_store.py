@@ -1,0 +1,181 @@
+"""``MemoryStore``: one facade over the vector, lexical, cue and edge channels of a store.
+
+A store is a directory: Chroma's files (unless a Chroma server is used), ``graph.sqlite``
+(units, cue indexes, edges) and a lock file that serialises writers across processes.
+Every read and write names a namespace.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+from langchain_core.embeddings import Embeddings
+
+from agent.memory import MemoryUnit, TimeInterval
+from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from agent.store.lexical import LexicalIndex
+from agent.store.relational import CueMatch, Edge, RelationalStore
+from agent.store.vectors import VectorIndex
+
+
+class StoreError(RuntimeError):
+    """The store cannot serve the request as configured (e.g. a different embedding model)."""
+
+
+class MemoryStore:
+    """Namespace-scoped memory storage and the retrieval channels over it."""
+
+    def __init__(self, directory: Path, embedder: Embedder, chroma_url: str | None = None) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder
+        self.relational = RelationalStore(self.directory / "graph.sqlite")
+        recorded = self.relational.meta("embedding_model")
+        if recorded is None:
+            self.relational.set_meta("embedding_model", embedder.name)
+        elif recorded != embedder.name:
+            raise StoreError(
+                f"the store at {self.directory} was built with embeddings {recorded!r}, "
+                f"not {embedder.name!r}; open it with the same model or use a new store"
+            )
+        self.vectors = (
+            VectorIndex.remote(chroma_url)
+            if chroma_url
+            else VectorIndex.embedded(self.directory / "chroma")
+        )
+        self.lexical = LexicalIndex(self.relational.texts, self.relational.generation)
+        self._write_lock = FileLock(str(self.directory / "write.lock"))
+
+    def write_lock(self) -> FileLock:
+        """The cross-process lock every writer holds (re-entrant within a process)."""
+        return self._write_lock
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def add_units(self, units: Sequence[MemoryUnit]) -> list[str]:
+        """Store the units not stored yet; returns their ids in input order.
+
+        Vectors go first, then the SQLite rows in one transaction: a unit becomes visible only
+        when its row commits, so a crash in between leaves nothing half-visible, and a retry
+        upserts the same vector again.
+        """
+        with self._write_lock:
+            unique = list({u.id: u for u in units}.values())
+            existing = self.relational.existing(u.id for u in unique)
+            new = [u for u in unique if u.id not in existing]
+            if not new:
+                return []
+            vectors = self.embedder.documents([u.text for u in new])
+            by_namespace: dict[str, list[int]] = {}
+            for index, unit in enumerate(new):
+                by_namespace.setdefault(unit.namespace, []).append(index)
+            for namespace, indexes in by_namespace.items():
+                self.vectors.upsert(
+                    namespace,
+                    [new[i].id for i in indexes],
+                    vectors[indexes],
+                    [new[i].text for i in indexes],
+                )
+            self.relational.insert_units(new)
+            return [u.id for u in new]
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def get(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
+        """Units by id (ids of other namespaces are not returned)."""
+        return self.relational.units(namespace, ids)
+
+    def all_units(self, namespace: str) -> list[MemoryUnit]:
+        """Every unit in the namespace, in write order."""
+        return self.relational.all_units(namespace)
+
+    def count_units(self, namespace: str) -> int:
+        """How many units the namespace holds."""
+        return self.relational.count_units(namespace)
+
+    def count_edges(self, namespace: str) -> dict[str, int]:
+        """Undirected edges by type in the namespace."""
+        return self.relational.count_edges(namespace)
+
+    def vocabulary(self, namespace: str) -> tuple[list[str], list[str]]:
+        """The namespace's known people and places (normalised), most frequent first."""
+        return (
+            self.relational.vocabulary(namespace, "person"),
+            self.relational.vocabulary(namespace, "place"),
+        )
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors by id."""
+        return self.vectors.embeddings(ids)
+
+    def search_vectors(
+        self, namespace: str, vectors: np.ndarray, k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest stored units for each vector, as (id, cosine); only committed units."""
+        results = self.vectors.query(namespace, vectors, k)
+        committed = self.relational.existing({mid for hits in results for mid, _ in hits})
+        return [[(mid, s) for mid, s in hits if mid in committed] for hits in results]
+
+    def search_semantic(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` units by cosine similarity to the query text."""
+        return self.search_vectors(namespace, self.embedder.query(query)[None, :], k)[0]
+
+    def search_lexical(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` units by BM25 score."""
+        return self.lexical.search(namespace, query, k)
+
+    def search_cues(
+        self,
+        namespace: str,
+        people: Iterable[str] = (),
+        places: Iterable[str] = (),
+        interval: TimeInterval | None = None,
+        *,
+        k: int,
+        exclude: str | None = None,
+        window_days: float = 7.0,
+    ) -> list[CueMatch]:
+        """Units sharing the most person/place/time cues with the given ones."""
+        return self.relational.cue_matches(
+            namespace, people, places, interval, k=k, exclude=exclude, window_days=window_days
+        )
+
+    def neighbours(
+        self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]
+    ) -> list[Edge]:
+        """Typed edges leaving ``ids``, strongest first."""
+        return self.relational.neighbours(namespace, ids, edge_types)
+
+    def close(self) -> None:
+        """Release the SQLite connection."""
+        self.relational.close()
+
+
+_embedders: dict[str, Embedder] = {}
+_stores: dict[tuple[str, str, str | None], MemoryStore] = {}
+_open_lock = threading.Lock()
+
+
+def open_store(
+    directory: str | Path,
+    embeddings: str | Embeddings = DEFAULT_EMBEDDING,
+    chroma_url: str | None = None,
+) -> MemoryStore:
+    """Open (once per process) the store at ``directory`` with the given embeddings."""
+    path = str(Path(directory).expanduser().resolve())
+    with _open_lock:
+        if isinstance(embeddings, str):
+            if embeddings not in _embedders:
+                _embedders[embeddings] = Embedder(load_embeddings(embeddings))
+            embedder = _embedders[embeddings]
+        else:
+            embedder = Embedder(embeddings)
+        key = (path, embedder.name, chroma_url)
+        store = _stores.get(key)
+        if store is None:
+            store = _stores[key] = MemoryStore(Path(path), embedder, chroma_url)
+        return store

@@ -1,0 +1,409 @@
+"""The relational half of the store: units' cues, the cue indexes and the typed edges, in SQLite.
+
+SQLite is the source of truth for which memories exist: a vector Chroma returns is only
+visible once its unit row is committed here, so a crash between the two writes never shows
+a half-written memory (re-running the ingest upserts the vector again and commits the row).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent.cues import normalise_cue
+from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS namespaces (
+    namespace TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS units (
+    id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    people TEXT NOT NULL,
+    places TEXT NOT NULL,
+    t_start REAL,
+    t_end REAL,
+    session_id TEXT NOT NULL,
+    turn_ids TEXT NOT NULL,
+    speaker TEXT,
+    session_time TEXT
+);
+CREATE INDEX IF NOT EXISTS units_by_namespace ON units (namespace, seq);
+CREATE INDEX IF NOT EXISTS units_by_time ON units (namespace, t_start, t_end);
+CREATE TABLE IF NOT EXISTS cues (
+    namespace TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('person', 'place')),
+    value TEXT NOT NULL,
+    unit_id TEXT NOT NULL REFERENCES units (id),
+    PRIMARY KEY (namespace, kind, value, unit_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cues_by_unit ON cues (unit_id);
+CREATE TABLE IF NOT EXISTS edges (
+    namespace TEXT NOT NULL,
+    src TEXT NOT NULL REFERENCES units (id),
+    dst TEXT NOT NULL REFERENCES units (id),
+    type TEXT NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (src, type, dst)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_by_namespace ON edges (namespace, type);
+"""
+
+
+def _to_epoch(moment: datetime) -> float:
+    return moment.replace(tzinfo=UTC).timestamp()
+
+
+def _from_epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A typed, weighted, undirected edge (stored in both directions)."""
+
+    src: str
+    dst: str
+    type: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class CueMatch:
+    """A unit found through the cue indexes, with how many query cues it shares."""
+
+    unit_id: str
+    shared: int
+    time_distance_days: float
+
+
+class RelationalStore:
+    """SQLite file with WAL journaling; one connection shared under a lock."""
+
+    def __init__(self, path: Path) -> None:
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: everything inside commits together or not at all."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    # --- meta ------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        """A store-wide setting (e.g. the embedding model it was built with)."""
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a store-wide setting."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def generation(self, namespace: str) -> int:
+        """A counter bumped by every write to the namespace (invalidates derived indexes)."""
+        rows = self._rows("SELECT generation FROM namespaces WHERE namespace = ?", (namespace,))
+        return int(rows[0][0]) if rows else 0
+
+    # --- units -----------------------------------------------------------------------------
+
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        """The subset of ``ids`` that are stored."""
+        wanted = list(ids)
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                str(r[0]) for r in self._rows(f"SELECT id FROM units WHERE id IN ({marks})", chunk)
+            )
+        return found
+
+    def insert_units(self, units: Sequence[MemoryUnit]) -> None:
+        """Insert units and their cue entries in one transaction (ids must be new)."""
+        if not units:
+            return
+        with self.transaction() as db:
+            namespaces = {u.namespace for u in units}
+            for namespace in namespaces:
+                db.execute(
+                    "INSERT INTO namespaces (namespace, generation) VALUES (?, 1) "
+                    "ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1",
+                    (namespace,),
+                )
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
+            for offset, unit in enumerate(units, start=1):
+                db.execute(
+                    "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        unit.id,
+                        unit.namespace,
+                        seq + offset,
+                        unit.text,
+                        unit.kind.value,
+                        json.dumps(unit.people),
+                        json.dumps(unit.places),
+                        _to_epoch(unit.time.start) if unit.time else None,
+                        _to_epoch(unit.time.end) if unit.time else None,
+                        unit.provenance.session_id,
+                        json.dumps(unit.provenance.turn_ids),
+                        unit.provenance.speaker,
+                        unit.provenance.session_time.isoformat()
+                        if unit.provenance.session_time
+                        else None,
+                    ),
+                )
+                cue_rows = {("person", normalise_cue(p)) for p in unit.people} | {
+                    ("place", normalise_cue(p)) for p in unit.places
+                }
+                db.executemany(
+                    "INSERT OR IGNORE INTO cues VALUES (?,?,?,?)",
+                    [(unit.namespace, kind, value, unit.id) for kind, value in cue_rows if value],
+                )
+
+    _UNIT_COLUMNS = (
+        "id, namespace, text, kind, people, places, t_start, t_end, session_id, turn_ids, "
+        "speaker, session_time"
+    )
+
+    @staticmethod
+    def _unit(row: tuple[Any, ...]) -> MemoryUnit:
+        (mid, ns, text, kind, people, places, t0, t1, session, turns, speaker, stime) = row
+        return MemoryUnit(
+            id=str(mid),
+            namespace=str(ns),
+            text=str(text),
+            kind=MemoryKind(str(kind)),
+            people=json.loads(str(people)),
+            places=json.loads(str(places)),
+            time=TimeInterval(start=_from_epoch(float(t0)), end=_from_epoch(float(t1)))
+            if t0 is not None
+            else None,
+            provenance=Provenance(
+                session_id=str(session),
+                turn_ids=json.loads(str(turns)),
+                speaker=str(speaker) if speaker is not None else None,
+                session_time=datetime.fromisoformat(str(stime)) if stime else None,
+            ),
+        )
+
+    def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
+        """Units by id, restricted to ``namespace``."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, MemoryUnit] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._rows(
+                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? AND id IN ({marks})",
+                [namespace, *chunk],
+            ):
+                unit = self._unit(row)
+                found[unit.id] = unit
+        return found
+
+    def all_units(self, namespace: str) -> list[MemoryUnit]:
+        """Every unit of the namespace in write order."""
+        return [
+            self._unit(row)
+            for row in self._rows(
+                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? ORDER BY seq",
+                (namespace,),
+            )
+        ]
+
+    def texts(self, namespace: str) -> list[tuple[str, str]]:
+        """(id, text) of every unit of the namespace in write order (the BM25 corpus)."""
+        return [
+            (str(i), str(t))
+            for i, t in self._rows(
+                "SELECT id, text FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
+            )
+        ]
+
+    def vocabulary(self, namespace: str, kind: str) -> list[str]:
+        """Known cue values of one kind (``person`` or ``place``), most frequent first."""
+        rows = self._rows(
+            "SELECT value FROM cues WHERE namespace = ? AND kind = ? GROUP BY value "
+            "ORDER BY COUNT(*) DESC, value",
+            (namespace, kind),
+        )
+        return [str(r[0]) for r in rows]
+
+    def count_units(self, namespace: str) -> int:
+        """Units stored in the namespace."""
+        rows = self._rows("SELECT COUNT(*) FROM units WHERE namespace = ?", (namespace,))
+        return int(rows[0][0])
+
+    # --- cue index -------------------------------------------------------------------------
+
+    def cue_matches(
+        self,
+        namespace: str,
+        people: Iterable[str],
+        places: Iterable[str],
+        interval: TimeInterval | None,
+        *,
+        k: int,
+        window_days: float = 7.0,
+        exclude: str | None = None,
+    ) -> list[CueMatch]:
+        """Units sharing the most person/place cues, or near in time; nearest first on ties.
+
+        A time-overlapping (or within ``window_days``) unit counts as sharing one cue.
+        """
+        person_keys = sorted({normalise_cue(p) for p in people} - {""})
+        place_keys = sorted({normalise_cue(p) for p in places} - {""})
+        branches: list[str] = []
+        params: list[object] = []
+        for kind, keys in (("person", person_keys), ("place", place_keys)):
+            if keys:
+                marks = ",".join("?" * len(keys))
+                branches.append(
+                    "SELECT unit_id AS uid FROM cues WHERE namespace = ? AND kind = ? "
+                    f"AND value IN ({marks})"
+                )
+                params += [namespace, kind, *keys]
+        mid = 0.0
+        if interval is not None:
+            start, end = _to_epoch(interval.start), _to_epoch(interval.end)
+            window = window_days * 86400.0
+            mid = (start + end) / 2
+            branches.append(
+                "SELECT id AS uid FROM units WHERE namespace = ? AND t_start < ? AND t_end > ?"
+            )
+            params += [namespace, end + window, start - window]
+        if not branches:
+            return []
+        matches = " UNION ALL ".join(branches)
+        distance = "ABS((u.t_start + u.t_end) / 2 - ?)" if interval is not None else "0"
+        sql = (
+            f"SELECT m.uid, COUNT(*) AS shared, COALESCE({distance}, 1e18) AS dist "
+            f"FROM ({matches}) m JOIN units u ON u.id = m.uid "
+            "WHERE u.id IS NOT ? GROUP BY m.uid ORDER BY shared DESC, dist ASC, u.seq ASC LIMIT ?"
+        )
+        leading: list[object] = [mid] if interval is not None else []
+        rows = self._rows(sql, [*leading, *params, exclude, k])
+        return [CueMatch(str(r[0]), int(r[1]), float(r[2]) / 86400.0) for r in rows]
+
+    # --- edges -----------------------------------------------------------------------------
+
+    def edges_touching(self, ids: Iterable[str], edge_type: str) -> list[Edge]:
+        """Every edge of ``edge_type`` with an endpoint in ``ids`` (one row per direction)."""
+        wanted = list(dict.fromkeys(ids))
+        edges: list[Edge] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(
+                f"SELECT src, dst, type, weight FROM edges WHERE type = ? AND src IN ({marks})",
+                [edge_type, *chunk],
+            )
+            edges += [Edge(str(a), str(b), str(t), float(w)) for a, b, t, w in rows]
+        return edges
+
+    def degrees(self, ids: Iterable[str], edge_type: str) -> dict[str, int]:
+        """Number of ``edge_type`` edges at each node in ``ids``."""
+        wanted = list(dict.fromkeys(ids))
+        found = dict.fromkeys(wanted, 0)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for node, count in self._rows(
+                f"SELECT src, COUNT(*) FROM edges WHERE type = ? AND src IN ({marks}) GROUP BY src",
+                [edge_type, *chunk],
+            ):
+                found[str(node)] = int(count)
+        return found
+
+    def replace_edges(
+        self,
+        namespace: str,
+        edge_type: str,
+        remove: Iterable[tuple[str, str]],
+        add: Iterable[tuple[str, str, float]],
+    ) -> None:
+        """Drop and add undirected edges of one type in one transaction."""
+        removals = [(a, b) for a, b in remove]
+        additions = [(a, b, w) for a, b, w in add]
+        if not removals and not additions:
+            return
+        with self.transaction() as db:
+            db.executemany(
+                "DELETE FROM edges WHERE type = ? "
+                "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
+                [(edge_type, a, b, b, a) for a, b in removals],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO edges VALUES (?,?,?,?,?)",
+                [(namespace, a, b, edge_type, w) for a, b, w in additions]
+                + [(namespace, b, a, edge_type, w) for a, b, w in additions],
+            )
+            db.execute(
+                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
+                (namespace,),
+            )
+
+    def neighbours(
+        self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]
+    ) -> list[Edge]:
+        """Edges leaving ``ids`` whose type is one of ``edge_types``, strongest first."""
+        wanted = list(dict.fromkeys(ids))
+        types = list(edge_types)
+        if not wanted or not types:
+            return []
+        edges: list[Edge] = []
+        type_marks = ",".join("?" * len(types))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(
+                "SELECT src, dst, type, weight FROM edges WHERE namespace = ? "
+                f"AND type IN ({type_marks}) AND src IN ({marks}) ORDER BY weight DESC, dst",
+                [namespace, *types, *chunk],
+            )
+            edges += [Edge(str(a), str(b), str(t), float(w)) for a, b, t, w in rows]
+        return edges
+
+    def count_edges(self, namespace: str) -> dict[str, int]:
+        """Undirected edges in the namespace, by type."""
+        rows = self._rows(
+            "SELECT type, COUNT(*) / 2 FROM edges WHERE namespace = ? GROUP BY type ORDER BY type",
+            (namespace,),
+        )
+        return {str(t): int(n) for t, n in rows}

@@ -1,0 +1,108 @@
+"""The vector channel: Chroma holds every memory's embedding and document.
+
+Chroma is only ever given embeddings we computed: a collection opened without an explicit
+``embedding_function=None`` falls back to Chroma's default function, which downloads a model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+COLLECTION = "ripplegraph_memories"
+_MAX_BATCH = 4000  # below Chroma's max batch size on every backend
+
+
+def _telemetry_off() -> Any:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False)
+
+
+class VectorIndex:
+    """Namespace-scoped vector search over one Chroma collection (cosine space)."""
+
+    def __init__(self, client: Any) -> None:
+        self._collection = client.get_or_create_collection(
+            COLLECTION, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
+
+    @classmethod
+    def embedded(cls, directory: Path) -> VectorIndex:
+        """An embedded ``PersistentClient`` at ``directory``."""
+        import chromadb
+
+        return cls(chromadb.PersistentClient(path=str(directory), settings=_telemetry_off()))
+
+    @classmethod
+    def remote(cls, url: str) -> VectorIndex:
+        """A Chroma server reached over HTTP (``chroma run``)."""
+        import chromadb
+
+        parsed = urlparse(url)
+        if not parsed.hostname:
+            raise ValueError(f"not a Chroma server URL: {url!r} (expected http://host:port)")
+        return cls(
+            chromadb.HttpClient(
+                host=parsed.hostname,
+                port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                ssl=parsed.scheme == "https",
+                settings=_telemetry_off(),
+            )
+        )
+
+    def upsert(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        embeddings: np.ndarray,
+        documents: Sequence[str],
+    ) -> None:
+        """Write vectors and documents; writing an id again replaces it."""
+        for start in range(0, len(ids), _MAX_BATCH):
+            stop = start + _MAX_BATCH
+            self._collection.upsert(
+                ids=list(ids[start:stop]),
+                embeddings=embeddings[start:stop],
+                documents=list(documents[start:stop]),
+                metadatas=[{"namespace": namespace}] * len(ids[start:stop]),
+            )
+
+    def query(
+        self, namespace: str, embeddings: np.ndarray, k: int
+    ) -> list[list[tuple[str, float]]]:
+        """For each query vector, the ``k`` nearest memories as (id, cosine similarity)."""
+        if k <= 0 or len(embeddings) == 0:
+            return [[] for _ in range(len(embeddings))]
+        result = self._collection.query(
+            query_embeddings=embeddings,
+            n_results=k,
+            where={"namespace": namespace},
+            include=["distances"],
+        )
+        distances = result["distances"] or []
+        return [
+            [(mid, 1.0 - float(d)) for mid, d in zip(ids, dists, strict=True)]
+            for ids, dists in zip(result["ids"], distances, strict=True)
+        ]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id (missing ids are absent)."""
+        if not ids:
+            return {}
+        result = self._collection.get(ids=list(ids), include=["embeddings"])
+        vectors = result["embeddings"]
+        return {
+            mid: np.asarray(vec, dtype=np.float32)
+            for mid, vec in zip(result["ids"], vectors, strict=True)
+        }
+
+    def count(self) -> int:
+        """Vectors in the collection, all namespaces."""
+        return int(self._collection.count())

@@ -1,0 +1,1 @@
+"""Graph nodes, one per module; ``agent.graph`` wires them."""

@@ -1,0 +1,29 @@
+"""Ingest node: semantic and structural edges for the memories just written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.linking import link_units
+from agent.state import IngestState, TraceEvent
+
+
+def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Link new memories into the namespace's sparse typed graph."""
+    store = runtime.context.store()
+    added = link_units(store, state.namespace, state.written_ids, runtime.context.linking())
+    return {
+        "edges_added": added,
+        "units_total": store.count_units(state.namespace),
+        "trace": [
+            TraceEvent(
+                node="link_memories",
+                decision="linked" if state.written_ids else "nothing to link",
+                reason=", ".join(f"{n} {t} edges" for t, n in added.items()),
+                details={"edges_total": store.count_edges(state.namespace)},
+            )
+        ],
+    }

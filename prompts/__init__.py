@@ -1,0 +1,1 @@
+"""LLM prompts, one module per role, each beside its pydantic output schema."""

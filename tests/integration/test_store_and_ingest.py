@@ -1,0 +1,121 @@
+"""The write path and the store on a real embedded Chroma and SQLite in a temp directory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.context import Context
+from agent.linking import EDGE_TYPES
+from agent.store import MemoryStore, StoreError
+from agent.store.memory_store import MemoryStore as Store
+from studio import DEMO_NAMESPACE, demo_sessions
+from tests.integration.conftest import ingest
+
+pytestmark = pytest.mark.integration
+
+
+def demo_turns() -> int:
+    return sum(1 for s in demo_sessions() for t in s.turns if t.text.strip())
+
+
+def find(store: MemoryStore, fragment: str) -> str:
+    return next(u.id for u in store.all_units(DEMO_NAMESPACE) if fragment in u.text)
+
+
+def test_every_turn_becomes_one_unit_with_both_edge_types(demo_store: MemoryStore) -> None:
+    assert demo_store.count_units(DEMO_NAMESPACE) == demo_turns()
+    edges = demo_store.count_edges(DEMO_NAMESPACE)
+    assert edges["semantic"] > 0 and edges["structural"] > 0
+
+
+def test_reingest_is_a_no_op(demo_context: Context, demo_store: MemoryStore) -> None:
+    before_units = demo_store.all_units(DEMO_NAMESPACE)
+    before_edges = demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
+    result = ingest(demo_context, DEMO_NAMESPACE, demo_sessions())
+    assert result.written_ids == []
+    assert result.units_total == len(before_units)
+    assert demo_store.all_units(DEMO_NAMESPACE) == before_units
+    assert (
+        demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
+        == before_edges
+    )
+    assert demo_store.vectors.count() == len(before_units)
+
+
+def test_edges_are_bounded_symmetric_and_in_namespace(demo_store: MemoryStore) -> None:
+    ids = [u.id for u in demo_store.all_units(DEMO_NAMESPACE)]
+    edges = demo_store.neighbours(DEMO_NAMESPACE, ids, EDGE_TYPES)
+    as_set = {(e.src, e.dst, e.type, e.weight) for e in edges}
+    for edge_type in EDGE_TYPES:
+        degree: dict[str, int] = {}
+        for e in edges:
+            if e.type == edge_type:
+                degree[e.src] = degree.get(e.src, 0) + 1
+        assert max(degree.values()) <= 6
+    for e in edges:
+        assert e.src != e.dst
+        assert (e.dst, e.src, e.type, e.weight) in as_set
+        assert e.src in ids and e.dst in ids
+        threshold = 0.62 if e.type == "semantic" else 0.60
+        assert e.weight >= threshold
+
+
+def test_read_channels(demo_store: MemoryStore) -> None:
+    allergy = find(demo_store, "allergic to seafood")
+    harbor = find(demo_store, "lobster and oysters")
+    assert demo_store.get(DEMO_NAMESPACE, [allergy])[allergy].kind.value == "state"
+    semantic = demo_store.search_semantic(DEMO_NAMESPACE, "who has a food allergy?", 3)
+    assert allergy in [mid for mid, _ in semantic]
+    assert all(-1.0 <= score <= 1.0 for _, score in semantic)
+    lexical = demo_store.search_lexical(DEMO_NAMESPACE, "lobster oysters", 5)
+    assert lexical[0][0] == harbor
+    unit = demo_store.get(DEMO_NAMESPACE, [allergy])[allergy]
+    by_cue = demo_store.search_cues(DEMO_NAMESPACE, people=["Maya"], k=50)
+    maya_units = {u.id for u in demo_store.all_units(DEMO_NAMESPACE) if "Maya" in u.people}
+    assert {m.unit_id for m in by_cue} >= maya_units
+    near = demo_store.search_cues(DEMO_NAMESPACE, interval=unit.time, k=5, exclude=allergy)
+    assert near and all(m.unit_id != allergy for m in near)
+    assert min(m.time_distance_days for m in near) < 1.0
+    neighbours = demo_store.neighbours(DEMO_NAMESPACE, [allergy], EDGE_TYPES)
+    assert neighbours and all(e.src == allergy for e in neighbours)
+    assert [e.weight for e in neighbours] == sorted((e.weight for e in neighbours), reverse=True)
+
+
+def test_namespaces_do_not_mix(demo_context: Context, demo_store: MemoryStore) -> None:
+    other = "someone-else"
+    ingest(demo_context, other, demo_sessions()[:1])
+    assert demo_store.count_units(other) == len(demo_sessions()[0].turns)
+    for mid, _ in demo_store.search_semantic(other, "allergic to seafood", 50):
+        assert demo_store.get(other, [mid])
+    for mid, _ in demo_store.search_lexical(other, "lobster allergic", 50):
+        assert demo_store.get(other, [mid])
+    allergy = find(demo_store, "allergic to seafood")
+    assert demo_store.get(other, [allergy]) == {}
+    assert demo_store.neighbours(other, [allergy], EDGE_TYPES) == []
+
+
+def test_uncommitted_vector_is_invisible(demo_store: MemoryStore) -> None:
+    vector = demo_store.embedder.query("a memory that crashed before its row committed")
+    demo_store.vectors.upsert(
+        DEMO_NAMESPACE, ["m_orphan"], vector[None, :], ["a memory that crashed"]
+    )
+    hits = demo_store.search_semantic(
+        DEMO_NAMESPACE, "a memory that crashed before its row committed", 5
+    )
+    assert "m_orphan" not in [mid for mid, _ in hits]
+
+
+def test_store_refuses_a_different_embedding_model(demo_store: MemoryStore) -> None:
+    demo_store.relational.set_meta("embedding_model", "openai:text-embedding-3-small")
+    try:
+        with pytest.raises(StoreError, match="built with embeddings"):
+            Store(demo_store.directory, demo_store.embedder)
+    finally:
+        demo_store.relational.set_meta("embedding_model", demo_store.embedder.name)
+
+
+def test_query_embeddings_are_cached(demo_store: MemoryStore) -> None:
+    first = demo_store.embedder.query("what did Maya bake?")
+    assert demo_store.embedder.query("what did Maya bake?") is first
+    assert np.isclose(np.linalg.norm(first), 1.0)

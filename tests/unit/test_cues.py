@@ -1,0 +1,75 @@
+from datetime import datetime
+
+from agent.cues import CueExtractor, normalise_cue
+from agent.memory import MemoryKind, Session, Turn
+from agent.policies.extraction import OfflineExtractor, classify_kind
+
+
+def test_speaker_comes_first_and_names_in_name_like_context_are_people() -> None:
+    cues = CueExtractor().extract("Sam says we should book it for Maya's birthday.", "Alex")
+    assert cues.people == ("Alex", "Sam", "Maya")
+
+
+def test_locative_phrase_is_a_place_not_a_person() -> None:
+    cues = CueExtractor().extract("We had dinner at Harbor Grill and then moved to Sweden.", "Alex")
+    assert set(cues.places) == {"Harbor Grill", "Sweden"}
+    assert cues.people == ("Alex",)
+
+
+def test_common_place_nouns_are_places() -> None:
+    assert CueExtractor().extract("Took the kids to the beach.", "Mel").places == ("beach",)
+
+
+def test_learned_names_are_found_at_sentence_start() -> None:
+    extractor = CueExtractor()
+    assert "Maya" not in extractor.extract("Maya baked a cake.").people
+    extractor.learn("We planned dinner with Maya.")
+    assert "Maya" in extractor.extract("Maya baked a cake.").people
+
+
+def test_gazetteer_people_are_matched_case_insensitively() -> None:
+    extractor = CueExtractor(people=["Caroline"])
+    assert extractor.extract("have you asked caroline yet?").people == ("Caroline",)
+
+
+def test_pronouns_months_and_titles_are_not_people() -> None:
+    cues = CueExtractor().extract("I said Hi to him in May and read The Name of the Wind.", "Jo")
+    assert cues.people == ("Jo",)
+
+
+def test_normalise_cue() -> None:
+    assert normalise_cue("  Harbor   Grill’s ") == "harbor grill's"
+    assert normalise_cue("Maya.") == "maya"
+
+
+def test_kind_rules() -> None:
+    assert classify_kind("Maya is allergic to seafood") is MemoryKind.STATE
+    assert classify_kind("We are going to Paris next month") is MemoryKind.PLAN
+    assert classify_kind("I bought five mugs") is MemoryKind.ASSET
+    assert classify_kind("Lovely weather!") is MemoryKind.OTHER
+
+
+def test_offline_extraction_one_unit_per_turn_with_cues_and_time() -> None:
+    session = Session(
+        id="s1",
+        date=datetime(2024, 5, 1, 21, 0),
+        turns=[
+            Turn(speaker="Alex", text="We had lunch with Maya yesterday."),
+            Turn(speaker="Alex", text="Maya is allergic to seafood.", image_caption="a shrimp"),
+            Turn(speaker="Sam", text="   "),
+        ],
+    )
+    units = OfflineExtractor().extract("ns", [session], [], [])
+    assert [u.text for u in units] == [
+        "Alex: We had lunch with Maya yesterday.",
+        "Alex: Maya is allergic to seafood. [shared an image: a shrimp]",
+    ]
+    first, second = units
+    assert first.people == ["Alex", "Maya"] and second.people == ["Alex", "Maya"]
+    assert first.time is not None and first.time.start == datetime(2024, 4, 30)
+    assert second.time is not None and second.time.start == datetime(2024, 5, 1)
+    assert second.provenance.turn_ids == ["s1:2"] and second.provenance.speaker == "Alex"
+    assert second.kind is MemoryKind.STATE
+    again = OfflineExtractor().extract("ns", [session], [], [])
+    assert [u.id for u in again] == [u.id for u in units]
+    assert OfflineExtractor().extract("other", [session], [], [])[0].id != first.id
