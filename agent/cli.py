@@ -1,4 +1,4 @@
-"""``ripplegraph``: ingest dialogue into a memory store, and run the offline demo."""
+"""``ripplegraph``: ingest dialogue, recall evidence for questions, and run the offline demo."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agent.context import Context, default_store_dir
-from agent.graph import ingest_graph
+from agent.graph import ingest_graph, recall_graph
 from agent.ingest_files import IngestFileError, load_sessions
 from agent.memory import Session
-from agent.state import IngestInput, IngestOutput
+from agent.policies.answer import extractive_answer
+from agent.recall_config import RECIPES
+from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
 from agent.store import StoreError
 
 app = typer.Typer(
@@ -127,42 +129,119 @@ def ingest(
         console.print(_summary_table(summary))
 
 
+def recall(question: str, namespace: str, context: Context) -> RecallOutput:
+    """Run the recall graph once."""
+    raw = recall_graph.invoke(RecallInput(query=question, namespace=namespace), context=context)
+    return RecallOutput.model_validate(raw)
+
+
+def _trace_table(result: RecallOutput) -> Table:
+    table = Table(title="recall trace", show_lines=True)
+    for column in ("#", "node", "decision", "reason"):
+        table.add_column(column, overflow="fold")
+    for step, event in enumerate(result.trace, start=1):
+        table.add_row(str(step), event.node, event.decision, event.reason)
+    return table
+
+
+def _evidence_table(result: RecallOutput, limit: int) -> Table:
+    table = Table(title=f"evidence (top {limit} of {len(result.evidence)})")
+    for column in ("ρ", "memory", "reached by"):
+        table.add_column(column, overflow="fold")
+    for item in result.evidence[:limit]:
+        via = ", ".join(
+            f"{s.channel}#{s.rank}" + (f" via {len(s.path) - 1} hop(s)" if len(s.path) > 1 else "")
+            for s in item.sources
+        )
+        table.add_row(f"{item.score:.2f}", item.memory.text, via + (" ⚓" if item.anchor else ""))
+    return table
+
+
+def _budget_line(result: RecallOutput) -> str:
+    used = result.budget
+    limits = used.limits
+    return (
+        f"stop reason: {result.stop_reason} · budget: rounds {used.rounds}/{limits.get('rounds')}, "
+        f"hops {used.hops}, refinements {used.refinements}/{limits.get('refinements')}, "
+        f"LLM calls {used.llm_calls}/{limits.get('llm_calls')}, tokens {used.tokens}"
+    )
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to recall evidence for.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to read.")],
+    store: StoreOption = None,
+    recipe: Annotated[
+        str, typer.Option("--recipe", help="Retrieval recipe: " + ", ".join(RECIPES))
+    ] = "full",
+    trace: Annotated[bool, typer.Option("--trace", help="Show the step-by-step trace.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole output as JSON.")
+    ] = False,
+) -> None:
+    """Recall the evidence a question needs and print the answer context."""
+    if recipe not in RECIPES:
+        errors.print(f"[red]error:[/red] unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
+        raise typer.Exit(code=2)
+    context = Context(store_dir=str(store or default_store_dir()), recall_recipe=recipe)  # type: ignore[arg-type]
+    try:
+        if context.store().count_units(namespace) == 0:
+            errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
+        result = recall(question, namespace, context)
+    except (StoreError, ValueError) as error:
+        errors.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(code=2) from error
+    answer = extractive_answer(question, result.evidence)
+    if as_json:
+        payload = {
+            "query": question,
+            "namespace": namespace,
+            "answer": answer,
+            "context": result.context,
+            "stop_reason": result.stop_reason,
+            "budget": result.budget.model_dump(),
+            "evidence": [
+                {
+                    "id": e.memory.id,
+                    "text": e.memory.text,
+                    "score": e.score,
+                    "anchor": e.anchor,
+                    "session": e.memory.provenance.session_id,
+                    "turn_ids": e.memory.provenance.turn_ids,
+                    "sources": [s.model_dump() for s in e.sources],
+                }
+                for e in result.evidence
+            ],
+            "roots": [r.model_dump() for r in result.roots],
+            "trace": [t.model_dump(mode="json") for t in result.trace],
+        }
+        typer.echo(json.dumps(payload))
+        return
+    console.print(result.context)
+    if trace:
+        console.print(_trace_table(result))
+    console.print(_budget_line(result))
+
+
 @app.command()
 def demo(
     store: StoreOption = None,
 ) -> None:
-    """Ingest the built-in demo history offline and show what was stored."""
-    from studio import DEMO_NAMESPACE, demo_sessions
+    """Ingest the built-in demo history offline, then answer the demo questions with traces."""
+    from studio import DEMO_NAMESPACE, demo_questions, demo_sessions
 
     with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:
         context = Context(store_dir=str(store or Path(scratch) / "store"))
         summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
-        memory = context.store()
-        units = memory.all_units(DEMO_NAMESPACE)
-        table = Table(title="memory units (offline extraction)", show_lines=False)
-        for column in ("id", "kind", "text", "people", "places", "time", "edges"):
-            table.add_column(column, overflow="fold")
-        neighbours = memory.neighbours(
-            DEMO_NAMESPACE, [u.id for u in units], ("semantic", "structural")
-        )
-        degree: dict[str, dict[str, int]] = {}
-        for edge in neighbours:
-            degree.setdefault(edge.src, {}).setdefault(edge.type, 0)
-            degree[edge.src][edge.type] += 1
-        for unit in units:
-            when = f"{unit.time.start:%Y-%m-%d}→{unit.time.end:%m-%d}" if unit.time else ""
-            counts = degree.get(unit.id, {})
-            table.add_row(
-                unit.id[:10],
-                unit.kind.value,
-                unit.text,
-                ", ".join(unit.people),
-                ", ".join(unit.places),
-                when,
-                f"sem {counts.get('semantic', 0)} / str {counts.get('structural', 0)}",
-            )
-        console.print(table)
         console.print(_summary_table(summary))
+        for question in demo_questions():
+            console.rule(f"[bold]{question}")
+            result = recall(question, DEMO_NAMESPACE, context)
+            console.print(_trace_table(result))
+            console.print(_evidence_table(result, limit=8))
+            console.print(_budget_line(result))
+            console.print(extractive_answer(question, result.evidence))
 
 
 @app.command()

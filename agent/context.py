@@ -14,6 +14,7 @@ import platformdirs
 
 from agent.linking import MINILM_SEMANTIC_THRESHOLD, LinkingConfig
 from agent.models import DEFAULT_EMBEDDING
+from agent.recall_config import RECIPES, RecallConfig, RecipeName
 from agent.store import MemoryStore, open_store
 
 
@@ -26,7 +27,7 @@ def default_store_dir() -> str:
 
 @dataclass(kw_only=True)
 class Context:
-    """Where memories live and how the write path links them."""
+    """Where memories live, how they are linked, how recall searches, and its budgets."""
 
     store_dir: str = field(
         default_factory=default_store_dir,
@@ -60,6 +61,57 @@ class Context:
         default=7.0,
         metadata={"description": "τ of the time-cue similarity exp(-gap/τ), in days."},
     )
+
+    namespace: str = field(
+        default="default",
+        metadata={"description": "Whose memory the chat agent reads and writes."},
+    )
+    user_name: str = field(
+        default="User",
+        metadata={"description": "Speaker name the chat agent stores the user's turns under."},
+    )
+    recall_recipe: RecipeName = field(
+        default="full",
+        metadata={"description": "Named retrieval configuration (agent/recall_config.py)."},
+    )
+    max_rounds: int = field(
+        default=1,
+        metadata={"description": "Extra recollection rounds R after the first hop (0-3)."},
+    )
+    max_hops: int = field(
+        default=2, metadata={"description": "Hops h from the anchors per expansion round (1-3)."}
+    )
+    max_refinements: int = field(
+        default=1, metadata={"description": "Counterfactual refinements per query (0-2)."}
+    )
+    max_llm_calls: int = field(
+        default=4, metadata={"description": "LLM calls one recall may make (offline uses 0)."}
+    )
+    max_tokens: int = field(
+        default=12000, metadata={"description": "LLM tokens one recall may spend."}
+    )
+    evidence_k: int = field(
+        default=30, metadata={"description": "K: most memories in the assembled evidence."}
+    )
+    context_tokens: int = field(
+        default=3000, metadata={"description": "Token budget of the rendered evidence context."}
+    )
+
+    def recall_config(self) -> RecallConfig:
+        """The named retrieval recipe."""
+        return RECIPES[self.recall_recipe]
+
+    def limits(self) -> dict[str, int]:
+        """Budget limits, clamped to sane ranges whatever the caller asked for."""
+        return {
+            "rounds": min(max(self.max_rounds, 0), 3),
+            "hops": min(max(self.max_hops, 1), 3),
+            "refinements": min(max(self.max_refinements, 0), 2),
+            "llm_calls": min(max(self.max_llm_calls, 0), 20),
+            "tokens": min(max(self.max_tokens, 0), 200_000),
+            "evidence_k": min(max(self.evidence_k, 1), 200),
+            "context_tokens": min(max(self.context_tokens, 200), 100_000),
+        }
 
     def store(self) -> MemoryStore:
         """The store this context names (opened once per process)."""

@@ -1,4 +1,8 @@
-"""The only place nodes are wired into graphs."""
+"""The only place nodes are wired into graphs.
+
+Each graph is exported as a builder and as a checkpointer-free compiled graph; the LangGraph
+server supplies its own checkpointer, tests and the CLI attach one.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,30 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.context import Context
-from agent.state import IngestInput, IngestOutput, IngestState
+from agent.routing import after_sufficiency
+from agent.state import (
+    ChatInput,
+    ChatOutput,
+    ChatState,
+    IngestInput,
+    IngestOutput,
+    IngestState,
+    RecallInput,
+    RecallOutput,
+    RecallState,
+)
+from nodes.assemble_evidence import assemble_evidence
+from nodes.check_sufficiency import check_sufficiency
+from nodes.expand_locally import expand_locally
 from nodes.extract_memories import extract_memories
+from nodes.first_hop_recall import first_hop_recall
 from nodes.link_memories import link_memories
+from nodes.plan_recollection import plan_recollection
+from nodes.prepare_memories import prepare_memories
+from nodes.prepare_query import prepare_query
+from nodes.refine_counterfactually import refine_counterfactually
+from nodes.respond import respond
+from nodes.route_root_memories import route_root_memories
 from nodes.write_memories import write_memories
 
 
@@ -27,6 +52,56 @@ def build_ingest_graph() -> StateGraph[IngestState, Context, IngestInput, Ingest
     return builder
 
 
+def build_recall_graph() -> StateGraph[RecallState, Context, RecallInput, RecallOutput]:
+    """The recall state machine (DESIGN §2.1)."""
+    builder = StateGraph(
+        RecallState, context_schema=Context, input_schema=RecallInput, output_schema=RecallOutput
+    )
+    builder.add_node("first_hop_recall", first_hop_recall)
+    builder.add_node("route_root_memories", route_root_memories)
+    builder.add_node("check_sufficiency", check_sufficiency)
+    builder.add_node("plan_recollection", plan_recollection)
+    builder.add_node("expand_locally", expand_locally)
+    builder.add_node("refine_counterfactually", refine_counterfactually)
+    builder.add_node("assemble_evidence", assemble_evidence)
+    builder.add_edge(START, "first_hop_recall")
+    builder.add_edge("first_hop_recall", "route_root_memories")
+    builder.add_edge("route_root_memories", "check_sufficiency")
+    builder.add_conditional_edges("check_sufficiency", after_sufficiency)
+    builder.add_edge("plan_recollection", "expand_locally")
+    builder.add_edge("expand_locally", "check_sufficiency")
+    builder.add_edge("refine_counterfactually", "check_sufficiency")
+    builder.add_edge("assemble_evidence", END)
+    return builder
+
+
 ingest_graph: CompiledStateGraph[IngestState, Context, IngestInput, IngestOutput] = (
     build_ingest_graph().compile(name="ingest")
+)
+recall_graph: CompiledStateGraph[RecallState, Context, RecallInput, RecallOutput] = (
+    build_recall_graph().compile(name="recall")
+)
+
+
+def build_chat_graph() -> StateGraph[ChatState, Context, ChatInput, ChatOutput]:
+    """The chat agent: recall → respond → remember, with recall and ingest as subgraphs."""
+    builder = StateGraph(
+        ChatState, context_schema=Context, input_schema=ChatInput, output_schema=ChatOutput
+    )
+    builder.add_node("prepare_query", prepare_query)
+    builder.add_node("recall", recall_graph)
+    builder.add_node("respond", respond)
+    builder.add_node("prepare_memories", prepare_memories)
+    builder.add_node("remember", ingest_graph)
+    builder.add_edge(START, "prepare_query")
+    builder.add_edge("prepare_query", "recall")
+    builder.add_edge("recall", "respond")
+    builder.add_edge("respond", "prepare_memories")
+    builder.add_edge("prepare_memories", "remember")
+    builder.add_edge("remember", END)
+    return builder
+
+
+chat_graph: CompiledStateGraph[ChatState, Context, ChatInput, ChatOutput] = (
+    build_chat_graph().compile(name="chat")
 )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, Field, StringConstraints
 
-from agent.memory import MemoryUnit, Namespace, Session
+from agent.memory import MemoryUnit, Namespace, Session, TimeInterval
 
 
 class TraceEvent(BaseModel):
@@ -40,3 +42,162 @@ class IngestState(IngestInput, IngestOutput):
     """The ingest graph's working state."""
 
     drafts: list[MemoryUnit] = Field(default_factory=list)
+
+
+# --- recall ----------------------------------------------------------------------------------
+
+Channel = Literal["semantic", "lexical", "cue", "expansion", "root", "counterfactual"]
+
+
+class EvidenceSource(BaseModel):
+    """One way a memory reached the pool: which channel, at what rank and score, by what path."""
+
+    channel: Channel
+    rank: int
+    score: float
+    path: list[str] = Field(default_factory=list)
+    round: int = 0
+
+
+class Evidence(BaseModel):
+    """A memory in the evidence pool with every source that reached it."""
+
+    memory: MemoryUnit
+    sources: list[EvidenceSource] = Field(default_factory=list)
+    anchor: bool = False
+    score: float = 0.0
+
+
+def merge_pool(left: dict[str, Evidence], right: dict[str, Evidence]) -> dict[str, Evidence]:
+    """Merge by memory id: sources accumulate, the anchor flag sticks, the last score wins."""
+    merged = dict(left)
+    for mid, item in right.items():
+        old = merged.get(mid)
+        if old is None:
+            merged[mid] = item
+            continue
+        seen = {(s.channel, s.rank, tuple(s.path), s.round) for s in old.sources}
+        extra = [s for s in item.sources if (s.channel, s.rank, tuple(s.path), s.round) not in seen]
+        merged[mid] = old.model_copy(
+            update={
+                "sources": old.sources + extra,
+                "anchor": old.anchor or item.anchor,
+                "score": item.score if item.score else old.score,
+            }
+        )
+    return merged
+
+
+class QueryCues(BaseModel):
+    """What the query is about: grounded people, places, time, content terms, and its form."""
+
+    people: list[str] = Field(default_factory=list)
+    places: list[str] = Field(default_factory=list)
+    time: TimeInterval | None = None
+    terms: list[str] = Field(default_factory=list)
+    multi_part: bool = False
+    decision: bool = False
+
+
+class Plan(BaseModel):
+    """A recollection plan: where to expand from and what the missing support looks like."""
+
+    anchors: list[str] = Field(default_factory=list)
+    target: str = ""
+    target_people: list[str] = Field(default_factory=list)
+    target_places: list[str] = Field(default_factory=list)
+    target_terms: list[str] = Field(default_factory=list)
+
+
+class RootUnit(BaseModel):
+    """A root memory unit (RootMem): an execution rule with its personalised evidence."""
+
+    id: str
+    rule: str
+    person: str
+    topic: str
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+class Budget(BaseModel):
+    """Budget use of one recall: counters against the context's limits."""
+
+    llm_calls: int = 0
+    tokens: int = 0
+    rounds: int = 0
+    hops: int = 0
+    refinements: int = 0
+    limits: dict[str, int] = Field(default_factory=dict)
+
+
+Decision = Literal["stop", "expand", "refine"]
+
+
+class RecallInput(BaseModel):
+    """The recall graph's contract in: a question and whose memory to search."""
+
+    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=10_000)]
+    namespace: Namespace
+    cues: QueryCues | None = None
+
+
+class RecallOutput(BaseModel):
+    """The recall graph's contract out: ranked evidence with provenance, and how it got there."""
+
+    evidence: list[Evidence] = Field(default_factory=list)
+    roots: list[RootUnit] = Field(default_factory=list)
+    context: str = ""
+    stop_reason: str = ""
+    budget: Budget = Field(default_factory=Budget)
+    trace: Annotated[list[TraceEvent], operator.add] = Field(default_factory=list)
+
+
+class RecallState(RecallInput, RecallOutput):
+    """The recall graph's working state; counters add up through their reducers."""
+
+    pool: Annotated[dict[str, Evidence], merge_pool] = Field(default_factory=dict)
+    plan: Plan | None = None
+    decision: Decision = "stop"
+    missing: list[str] = Field(default_factory=list)
+    counterfactuals: list[str] = Field(default_factory=list)
+    llm_calls: Annotated[int, operator.add] = 0
+    tokens: Annotated[int, operator.add] = 0
+    rounds: Annotated[int, operator.add] = 0
+    hops: Annotated[int, operator.add] = 0
+    refinements: Annotated[int, operator.add] = 0
+
+
+def budget_use(state: RecallState, limits: dict[str, int]) -> Budget:
+    """The state's counters beside the limits they are checked against."""
+    return Budget(
+        llm_calls=state.llm_calls,
+        tokens=state.tokens,
+        rounds=state.rounds,
+        hops=state.hops,
+        refinements=state.refinements,
+        limits=limits,
+    )
+
+
+# --- chat ------------------------------------------------------------------------------------
+
+
+class ChatInput(BaseModel):
+    """The chat agent's contract in: the conversation so far."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class ChatOutput(BaseModel):
+    """The chat agent's contract out: the conversation with its reply."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class ChatState(RecallState, IngestState):
+    """Chat = recall (subgraph) → respond → remember (ingest subgraph); it shares their keys."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = Field(default_factory=list)
+    query: str = ""
+    namespace: str = "default"
+    sessions: list[Session] = Field(default_factory=list)

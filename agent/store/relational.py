@@ -265,6 +265,11 @@ class RelationalStore:
         )
         return [str(r[0]) for r in rows]
 
+    def latest_time(self, namespace: str) -> datetime | None:
+        """The end of the namespace's latest memory time (the "now" of its questions)."""
+        rows = self._rows("SELECT MAX(t_end) FROM units WHERE namespace = ?", (namespace,))
+        return _from_epoch(float(rows[0][0])) if rows and rows[0][0] is not None else None
+
     def count_units(self, namespace: str) -> int:
         """Units stored in the namespace."""
         rows = self._rows("SELECT COUNT(*) FROM units WHERE namespace = ?", (namespace,))

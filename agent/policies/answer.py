@@ -1,0 +1,31 @@
+"""Offline answer: extractive — it states the evidence that bears on the question."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.memory import MemoryKind
+from agent.state import Evidence
+
+_CONSTRAINT_CHANNELS = {"root", "counterfactual"}
+
+
+def extractive_answer(question: str, evidence: Sequence[Evidence], limit: int = 5) -> str:
+    """Constraints first, then the best other evidence; says no language model was used."""
+    constraints = [
+        e
+        for e in evidence
+        if e.memory.kind is MemoryKind.STATE
+        or _CONSTRAINT_CHANNELS & {s.channel for s in e.sources}
+    ][:3]
+    others = [e for e in evidence if e not in constraints][: max(0, limit - len(constraints))]
+    lines = ["(Running without a language model: this is the evidence memory holds, not advice.)"]
+    if not evidence:
+        lines.append(f"Memory holds nothing that bears on: {question}")
+    if constraints:
+        lines.append("Constraints to respect:")
+        lines += [f"- {e.memory.text} [{e.memory.id}]" for e in constraints]
+    if others:
+        lines.append("Relevant memories:")
+        lines += [f"- {e.memory.text} [{e.memory.id}]" for e in others]
+    return "\n".join(lines)

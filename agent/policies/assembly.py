@@ -1,0 +1,95 @@
+"""Evidence assembly (RippleMem §2.4): dedupe by id, source-aware score ρ, top-K under a budget.
+
+ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m), where a is the query–memory cosine (floored at 0)
+and π sums, over every source that reached m, the source's weight times 1/(offset + rank).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from agent.recall_config import RecallConfig
+from agent.state import Evidence, RootUnit
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (≈4 characters per token) so nothing is downloaded."""
+    return len(text) // 4 + 1
+
+
+def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
+    """Source-aware score ρ of one pooled memory."""
+    path_support = sum(
+        float(getattr(config.weights, s.channel)) / (config.rank_offset + s.rank)
+        for s in item.sources
+    )
+    return (
+        config.lambda_query * max(0.0, alignment)
+        + config.lambda_path * path_support
+        + config.lambda_anchor * (1.0 if item.anchor else 0.0)
+    )
+
+
+def rank(
+    pool: dict[str, Evidence],
+    query_vector: np.ndarray,
+    vectors: dict[str, np.ndarray],
+    config: RecallConfig,
+) -> list[Evidence]:
+    """Pool items scored by ρ, best first (ties by id for determinism)."""
+    scored = [
+        item.model_copy(
+            update={
+                "score": round(
+                    score(
+                        item,
+                        float(vectors[mid] @ query_vector) if mid in vectors else 0.0,
+                        config,
+                    ),
+                    6,
+                )
+            }
+        )
+        for mid, item in pool.items()
+    ]
+    return sorted(scored, key=lambda e: (-e.score, e.memory.id))
+
+
+def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+    """The top ``k`` that fit in ``token_budget`` (a too-long item is skipped, not cut)."""
+    chosen: list[Evidence] = []
+    used = 0
+    for item in ranked:
+        if len(chosen) >= k:
+            break
+        cost = estimate_tokens(item.memory.text) + 12
+        if used + cost > token_budget:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen
+
+
+def _line(item: Evidence) -> str:
+    memory = item.memory
+    when = f"{memory.provenance.session_time:%Y-%m-%d}" if memory.provenance.session_time else "?"
+    via = ", ".join(f"{s.channel}#{s.rank}" for s in item.sources[:3])
+    return (
+        f"- [{memory.id}] ({when}, session {memory.provenance.session_id}; via {via}) {memory.text}"
+    )
+
+
+def render(evidence: Sequence[Evidence], roots: Sequence[RootUnit]) -> str:
+    """Context text: root blocks (rule + evidence ids) first, then evidence with provenance."""
+    parts: list[str] = []
+    if roots:
+        parts.append("## Rules from root memories")
+        for root in roots:
+            parts.append(f"- ({root.id}) {root.rule} [evidence: {', '.join(root.evidence_ids)}]")
+    parts.append("## Evidence")
+    parts.extend(_line(item) for item in evidence)
+    if not evidence:
+        parts.append("- (no memory supports this question)")
+    return "\n".join(parts)

@@ -1,0 +1,48 @@
+"""Offline recollection planning: anchors sharing the query's cues, a target from the gaps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.cues import normalise_cue
+from agent.policies.query import stem
+from agent.state import Evidence, Plan, QueryCues
+from agent.store.lexical import tokenize
+
+
+def _overlap(item: Evidence, cues: QueryCues) -> int:
+    memory = item.memory
+    names = {normalise_cue(p) for p in [*memory.people, *memory.places]}
+    words = {stem(t) for t in tokenize(memory.text)}
+    wanted_names = {normalise_cue(p) for p in [*cues.people, *cues.places]}
+    return len(names & wanted_names) + len(words & set(cues.terms))
+
+
+def plan_recollection(
+    query: str,
+    cues: QueryCues,
+    ranked: Sequence[Evidence],
+    missing: Sequence[str],
+    max_anchors: int,
+    planned: bool,
+) -> Plan:
+    """Pick ≤ ``max_anchors`` anchors and restate the missing support as a target.
+
+    Planned: anchors are the best-ranked evidence sharing query cues, the target is the query
+    plus what is missing.  Unplanned (the ablation): the top items and the query itself.
+    """
+    if planned:
+        sharing = [item for item in ranked if _overlap(item, cues) > 0 and not item.anchor]
+        anchors = (sharing or list(ranked))[:max_anchors]
+    else:
+        anchors = list(ranked[:max_anchors])
+    missing_terms = [m for m in missing if " " not in m]
+    target_people = [p for p in cues.people]
+    target = query if not planned or not missing_terms else f"{query} {' '.join(missing_terms)}"
+    return Plan(
+        anchors=[a.memory.id for a in anchors],
+        target=target,
+        target_people=target_people,
+        target_places=list(cues.places),
+        target_terms=missing_terms if planned and missing_terms else list(cues.terms),
+    )

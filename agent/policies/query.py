@@ -1,0 +1,71 @@
+"""Offline query understanding: cues from the namespace's vocabulary, dates, terms, form."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from agent.cues import CueExtractor, TimeResolver
+from agent.state import QueryCues
+from agent.store.lexical import tokenize
+
+_QUESTION_WORDS = frozenset(
+    """
+    what when where which who whom whose why how many much did does do is are was were ever
+    kind sort type name tell know think should could would like
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+_MULTI_PART = re.compile(
+    r"\b(?:and|both|all|each|every|how many|how much|list|which \w+s|what \w+s|"
+    r"total|altogether|should i|should we|in common)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:should (?:i|we|he|she|they)|recommend\w*|suggest\w*|advice|advise|plan(?:ning)?|"
+    r"good idea|is it (?:ok|okay|safe|wise)|can (?:i|we) (?:go|take|bring|eat|buy|book)|"
+    r"what (?:gift|restaurant|present)|where (?:should|can) (?:i|we)|help me (?:pick|choose)|"
+    r"would (?:it|.*) be (?:a )?(?:good|fine|ok))\b",
+    re.IGNORECASE,
+)
+
+
+def stem(term: str) -> str:
+    """A light suffix stripper so 'bought'/'buy' stay apart but 'mugs'/'mug' meet."""
+    for suffix in ("ing", "ies", "ed", "es", "s"):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return term
+
+
+def content_terms(text: str, names: Sequence[str] = ()) -> list[str]:
+    """Stemmed content words of a question, without question words and named cues."""
+    named = {stem(t) for name in names for t in tokenize(name)}
+    terms = []
+    for token in tokenize(text):
+        term = stem(token)
+        if token in _QUESTION_WORDS or term in named or len(term) < 3:
+            continue
+        terms.append(term)
+    return list(dict.fromkeys(terms))
+
+
+def parse_query(
+    query: str,
+    people: Sequence[str],
+    places: Sequence[str],
+    reference_time: datetime | None,
+    resolver: TimeResolver,
+) -> QueryCues:
+    """Ground a question in the namespace's cue vocabulary and its own words."""
+    extractor = CueExtractor(people=people, places=places)
+    cues = extractor.extract(query)
+    times = resolver.find(query, reference_time) if reference_time else []
+    return QueryCues(
+        people=list(cues.people),
+        places=list(cues.places),
+        time=times[0] if times else None,
+        terms=content_terms(query, [*cues.people, *cues.places]),
+        multi_part=bool(_MULTI_PART.search(query)),
+        decision=bool(_DECISION.search(query)),
+    )

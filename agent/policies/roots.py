@@ -1,0 +1,97 @@
+"""Offline root memories (RootMem §3): rules with evidence, built from standing memories.
+
+A root unit groups a person's state, goal/plan or relationship memories into an execution
+rule ("when a request involves Maya, respect Maya's constraints: …") with the memories as
+its evidence.  Offline routing activates a unit when the query names its person, or when the
+query is close to the rule in embedding space.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from agent.cues import normalise_cue
+from agent.memory import MemoryKind, MemoryUnit
+from agent.state import QueryCues, RootUnit
+from agent.store import MemoryStore
+
+_TOPICS = {
+    MemoryKind.STATE: "constraints and current state",
+    MemoryKind.GOAL: "goals and plans",
+    MemoryKind.PLAN: "goals and plans",
+    MemoryKind.RELATIONSHIP: "relationships",
+}
+_cache: dict[tuple[str, str, int, int, int], list[RootUnit]] = {}
+
+
+def _subject(memory: MemoryUnit) -> str:
+    """Whom a standing memory is about: the first person named besides the speaker."""
+    speaker = normalise_cue(memory.provenance.speaker or "")
+    others = [p for p in memory.people if normalise_cue(p) != speaker]
+    return others[0] if others else (memory.provenance.speaker or "the user")
+
+
+def build_roots(units: Sequence[MemoryUnit], max_units: int, evidence: int) -> list[RootUnit]:
+    """Group standing memories by person and topic; the largest groups become root units."""
+    groups: dict[tuple[str, str], list[MemoryUnit]] = {}
+    for memory in units:
+        topic = _TOPICS.get(memory.kind)
+        if topic is not None:
+            groups.setdefault((_subject(memory), topic), []).append(memory)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))[:max_units]
+    roots = []
+    for (person, topic), members in ranked:
+        recent = members[-evidence:][::-1]
+        facts = "; ".join(m.text for m in recent)
+        digest = hashlib.sha256(f"{person}|{topic}".encode()).hexdigest()[:12]
+        roots.append(
+            RootUnit(
+                id=f"root_{digest}",
+                rule=f"When a request involves {person}, respect {person}'s {topic}: {facts}",
+                person=person,
+                topic=topic,
+                evidence_ids=[m.id for m in recent],
+            )
+        )
+    return roots
+
+
+def namespace_roots(
+    store: MemoryStore, namespace: str, max_units: int, evidence: int
+) -> list[RootUnit]:
+    """Root units of a namespace, rebuilt only after the namespace changes."""
+    key = (
+        str(store.directory),
+        namespace,
+        store.relational.generation(namespace),
+        max_units,
+        evidence,
+    )
+    if key not in _cache:
+        _cache[key] = build_roots(store.all_units(namespace), max_units, evidence)
+    return _cache[key]
+
+
+def route_roots(
+    store: MemoryStore,
+    roots: Sequence[RootUnit],
+    cues: QueryCues,
+    query_vector: np.ndarray,
+    threshold: float,
+) -> list[tuple[RootUnit, float]]:
+    """Active units with their routing score: the query names the unit's person, or is close.
+
+    The score is the query–rule cosine plus 0.3 when the query names the unit's person.
+    """
+    named = {normalise_cue(p) for p in cues.people}
+    active = []
+    for root in roots:
+        similarity = float(store.embedder.query(root.rule) @ query_vector)
+        person_named = normalise_cue(root.person) in named
+        score = similarity + (0.3 if person_named else 0.0)
+        if score >= threshold and (person_named or similarity >= threshold):
+            active.append((root, round(score, 4)))
+    return sorted(active, key=lambda item: -item[1])

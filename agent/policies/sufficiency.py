@@ -1,0 +1,66 @@
+"""Offline sufficiency: is every part of the question supported by the evidence so far.
+
+Coverage-based, after RippleMem's controller: every query cue and content term must appear in
+the top evidence, and multi-part questions ("and", "both", "how many", "should I") need more
+than one supporting memory from different sessions.  It names what is missing, which becomes
+the expansion target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.cues import normalise_cue
+from agent.policies.query import stem
+from agent.state import Decision, Evidence, QueryCues
+from agent.store.lexical import tokenize
+
+COVERAGE_WINDOW = 10  # the evidence a reader would look at first
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The controller's decision and its reason."""
+
+    decision: Decision
+    missing: list[str]
+    reason: str
+
+
+def _covers(item: Evidence) -> set[str]:
+    memory = item.memory
+    words = {stem(t) for t in tokenize(memory.text)}
+    return words | {normalise_cue(p) for p in [*memory.people, *memory.places]}
+
+
+def missing_support(cues: QueryCues, ranked: Sequence[Evidence]) -> list[str]:
+    """Query cues and terms no top evidence mentions, and a missing second session if needed."""
+    top = list(ranked[:COVERAGE_WINDOW])
+    covered: set[str] = set()
+    for item in top:
+        covered |= _covers(item)
+    wanted = [normalise_cue(p) for p in [*cues.people, *cues.places]] + cues.terms
+    missing = [w for w in wanted if w not in covered]
+    if cues.multi_part:
+        supporting = {
+            item.memory.provenance.session_id for item in top if _covers(item) & set(wanted)
+        }
+        if len(supporting) < 2:
+            missing.append("support from another session")
+    return missing
+
+
+class OfflineSufficiency:
+    """Coverage check; refine decision questions once; expand while support is missing."""
+
+    def decide(
+        self, cues: QueryCues, ranked: Sequence[Evidence], *, refined: bool, can_refine: bool
+    ) -> Verdict:
+        """Stop, expand towards the missing support, or refine a decision question."""
+        missing = missing_support(cues, ranked)
+        if cues.decision and not refined and can_refine:
+            return Verdict("refine", missing, "advice/plan question: look for constraints first")
+        if missing:
+            return Verdict("expand", missing, "not covered: " + ", ".join(missing))
+        return Verdict("stop", [], "every query cue and term is covered by the evidence")

@@ -1,0 +1,64 @@
+"""Retrieval settings as typed, named recipes (like Graphiti's search-config recipes).
+
+``full`` is RippleGraph's method with RippleMem's hyper-parameters; the others switch one
+mechanism off, for ablations and for the demo's comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class SourceWeights:
+    """RippleMem §2.4's per-source weights in the path-support term π(m)."""
+
+    semantic: float = 1.0
+    lexical: float = 0.75
+    cue: float = 0.9
+    expansion: float = 0.85
+    root: float = 0.9
+    counterfactual: float = 0.85
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """How the recall graph gathers and ranks evidence."""
+
+    semantic_k: int = 10
+    lexical_k: int = 5
+    cue_k: int = 5
+    expansion: bool = True
+    planned: bool = True
+    structural_edges: bool = True
+    roots: bool = True
+    counterfactual: bool = True
+    max_anchors: int = 3
+    top_n_per_channel: int = 5
+    root_threshold: float = 0.35
+    max_root_units: int = 10
+    root_evidence: int = 8
+    counterfactual_k: int = 5
+    lambda_query: float = 1.25
+    lambda_path: float = 1.0
+    lambda_anchor: float = 0.05
+    rank_offset: int = 5
+    weights: SourceWeights = SourceWeights()
+
+
+RecipeName = Literal[
+    "full", "first_hop", "no_expansion", "no_structural", "no_planning", "no_roots",
+    "no_counterfactual",
+]  # fmt: skip
+
+FULL = RecallConfig()
+RECIPES: dict[str, RecallConfig] = {
+    "full": FULL,
+    "first_hop": replace(FULL, expansion=False, roots=False, counterfactual=False),
+    "no_expansion": replace(FULL, expansion=False),
+    "no_structural": replace(FULL, structural_edges=False),
+    "no_planning": replace(FULL, planned=False),
+    "no_roots": replace(FULL, roots=False),
+    "no_counterfactual": replace(FULL, counterfactual=False),
+}

@@ -1,0 +1,34 @@
+"""Typed routers: they re-check every budget, so the machine ends whatever a decision says."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.state import RecallState
+
+
+def after_sufficiency(
+    state: RecallState, runtime: Runtime[Context]
+) -> Literal["plan_recollection", "refine_counterfactually", "assemble_evidence"]:
+    """Expand or refine only while the decision asks for it *and* the budget allows it."""
+    limits = runtime.context.limits()
+    config = runtime.context.recall_config()
+    within_llm_budget = state.llm_calls <= limits["llm_calls"] and state.tokens <= limits["tokens"]
+    if (
+        state.decision == "refine"
+        and config.counterfactual
+        and state.refinements < limits["refinements"]
+        and within_llm_budget
+    ):
+        return "refine_counterfactually"
+    if (
+        state.decision == "expand"
+        and config.expansion
+        and state.rounds < limits["rounds"]
+        and within_llm_budget
+    ):
+        return "plan_recollection"
+    return "assemble_evidence"

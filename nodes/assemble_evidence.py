@@ -1,0 +1,40 @@
+"""Recall node: dedupe, score by ρ, keep the top K under the token budget, render the context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.policies.assembly import rank, render, select
+from agent.state import RecallState, TraceEvent, budget_use
+
+
+def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The final evidence list with provenance, root blocks first in the rendered context."""
+    context = runtime.context
+    limits = context.limits()
+    store = context.store()
+    ranked = rank(
+        state.pool,
+        store.embedder.query(state.query),
+        store.embeddings(list(state.pool)),
+        context.recall_config(),
+    )
+    evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])
+    stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
+    return {
+        "evidence": evidence,
+        "context": render(evidence, state.roots),
+        "stop_reason": stop_reason,
+        "budget": budget_use(state, limits),
+        "trace": [
+            TraceEvent(
+                node="assemble_evidence",
+                decision=f"kept {len(evidence)} of {len(ranked)}",
+                reason=f"ρ ranking, K = {limits['evidence_k']}, "
+                f"{limits['context_tokens']} context tokens; stop: {stop_reason}",
+            )
+        ],
+    }

@@ -1,0 +1,55 @@
+"""Recall node: is the evidence enough? Decide stop / expand / refine and name what is missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.policies.assembly import rank
+from agent.policies.sufficiency import OfflineSufficiency
+from agent.state import RecallState, TraceEvent, budget_use
+
+_policy = OfflineSufficiency()
+
+
+def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Coverage check over the ranked pool; budgets turn an expand/refine wish into a stop."""
+    context = runtime.context
+    config = context.recall_config()
+    limits = context.limits()
+    store = context.store()
+    assert state.cues is not None
+    ranked = rank(
+        state.pool, store.embedder.query(state.query), store.embeddings(list(state.pool)), config
+    )
+    can_refine = config.counterfactual and state.refinements < limits["refinements"]
+    verdict = _policy.decide(
+        state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
+    )
+    decision, reason, stop_reason = verdict.decision, verdict.reason, ""
+    if decision == "expand" and not config.expansion:
+        decision, stop_reason = "stop", "insufficient, expansion disabled"
+    elif decision == "expand" and state.rounds >= limits["rounds"]:
+        decision, stop_reason = "stop", f"budget exhausted: {state.rounds} recollection rounds"
+    elif decision == "stop":
+        stop_reason = "sufficient"
+    return {
+        "decision": decision,
+        "missing": verdict.missing,
+        "stop_reason": stop_reason,
+        "trace": [
+            TraceEvent(
+                node="check_sufficiency",
+                decision=decision,
+                reason=reason
+                if not stop_reason or stop_reason == "sufficient"
+                else f"{reason} — {stop_reason}",
+                details={
+                    "missing": verdict.missing,
+                    "budget": budget_use(state, limits).model_dump(),
+                },
+            )
+        ],
+    }

@@ -1,0 +1,64 @@
+"""Recall node: bounded expansion from the anchors over semantic and structural edges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.linking import SEMANTIC, STRUCTURAL
+from agent.policies.expansion import expand
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+
+
+def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Add the best-matching neighbours of the anchors (top n per channel) to the pool."""
+    context = runtime.context
+    config = context.recall_config()
+    hops = context.limits()["hops"]
+    store = context.store()
+    assert state.plan is not None
+    edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
+    reached = expand(
+        store,
+        state.namespace,
+        state.plan,
+        store.embedder.query(state.plan.target),
+        exclude=state.pool.keys(),
+        hops=hops,
+        top_n=config.top_n_per_channel,
+        edge_types=edge_types,
+    )
+    round_number = state.rounds + 1
+    pool = {
+        r.memory.id: Evidence(
+            memory=r.memory,
+            sources=[
+                EvidenceSource(
+                    channel="expansion",
+                    rank=rank,
+                    score=round(r.score, 6),
+                    path=r.path,
+                    round=round_number,
+                )
+            ],
+        )
+        for rank, r in enumerate(reached, start=1)
+    }
+    return {
+        "pool": pool,
+        "rounds": 1,
+        "hops": hops,
+        "trace": [
+            TraceEvent(
+                node="expand_locally",
+                decision=f"round {round_number}: {len(pool)} new memories",
+                reason=f"{hops}-hop neighbourhood of {len(state.plan.anchors)} anchors over "
+                + " and ".join(edge_types)
+                + " edges, scored against the target",
+                added=list(pool),
+                details={"paths": {r.memory.id: r.path for r in reached}},
+            )
+        ],
+    }

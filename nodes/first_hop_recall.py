@@ -1,0 +1,59 @@
+"""Recall node: three-way first hop — semantic, lexical and cue-index top-k (RippleMem §2.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.cues import TimeResolver
+from agent.policies.query import parse_query
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+
+_resolver = TimeResolver()
+
+
+def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ground the query's cues, then union the three channels into the evidence pool."""
+    store = runtime.context.store()
+    config = runtime.context.recall_config()
+    people, places = store.vocabulary(state.namespace)
+    cues = state.cues or parse_query(
+        state.query, people, places, store.relational.latest_time(state.namespace), _resolver
+    )
+    hits = {
+        "semantic": store.search_semantic(state.namespace, state.query, config.semantic_k),
+        "lexical": store.search_lexical(state.namespace, state.query, config.lexical_k),
+        "cue": [
+            (m.unit_id, float(m.shared))
+            for m in store.search_cues(
+                state.namespace, cues.people, cues.places, cues.time, k=config.cue_k
+            )
+        ]
+        if (cues.people or cues.places or cues.time)
+        else [],
+    }
+    memories = store.get(state.namespace, {mid for found in hits.values() for mid, _ in found})
+    pool: dict[str, Evidence] = {}
+    for channel, found in hits.items():
+        for rank, (mid, score) in enumerate(found, start=1):
+            if mid not in memories:
+                continue
+            source = EvidenceSource(channel=channel, rank=rank, score=round(score, 6))  # type: ignore[arg-type]
+            item = pool.get(mid) or Evidence(memory=memories[mid])
+            pool[mid] = item.model_copy(update={"sources": [*item.sources, source]})
+    return {
+        "cues": cues,
+        "pool": pool,
+        "trace": [
+            TraceEvent(
+                node="first_hop_recall",
+                decision="recalled",
+                reason=", ".join(f"{len(v)} {k}" for k, v in hits.items())
+                + f" → {len(pool)} distinct memories",
+                added=list(pool),
+                details={"cues": cues.model_dump(mode="json")},
+            )
+        ],
+    }

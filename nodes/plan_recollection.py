@@ -1,0 +1,38 @@
+"""Recall node: choose ≤3 anchors from the pool and restate the missing support as a target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.policies.assembly import rank
+from agent.policies.planning import plan_recollection as make_plan
+from agent.state import RecallState, TraceEvent
+
+
+def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Validate-and-complete the plan: anchors from the pool, a target and its cues."""
+    config = runtime.context.recall_config()
+    store = runtime.context.store()
+    assert state.cues is not None
+    ranked = rank(
+        state.pool, store.embedder.query(state.query), store.embeddings(list(state.pool)), config
+    )
+    plan = make_plan(
+        state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
+    )
+    anchors = {mid: state.pool[mid].model_copy(update={"anchor": True}) for mid in plan.anchors}
+    return {
+        "plan": plan,
+        "pool": anchors,
+        "trace": [
+            TraceEvent(
+                node="plan_recollection",
+                decision="planned" if config.planned else "unplanned (ablation)",
+                reason=f"{len(plan.anchors)} anchors; target: {plan.target}",
+                details=plan.model_dump(),
+            )
+        ],
+    }

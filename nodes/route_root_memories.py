@@ -1,0 +1,49 @@
+"""Recall node: activate the root memory units whose rules apply to the query (RootMem §3.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.policies.roots import namespace_roots, route_roots
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+
+
+def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Add active units' rules and evidence to the pool."""
+    config = runtime.context.recall_config()
+    if not config.roots:
+        event = TraceEvent(
+            node="route_root_memories", decision="skipped", reason="root memories disabled"
+        )
+        return {"trace": [event]}
+    store = runtime.context.store()
+    roots = namespace_roots(store, state.namespace, config.max_root_units, config.root_evidence)
+    assert state.cues is not None
+    active = route_roots(
+        store, roots, state.cues, store.embedder.query(state.query), config.root_threshold
+    )
+    evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
+    memories = store.get(state.namespace, evidence_ids)
+    pool: dict[str, Evidence] = {}
+    for root, score in active:
+        for rank, mid in enumerate(root.evidence_ids, start=1):
+            if mid in memories:
+                source = EvidenceSource(channel="root", rank=rank, score=score, path=[root.id])
+                pool[mid] = Evidence(memory=memories[mid], sources=[source])
+    new = [mid for mid in pool if mid not in state.pool]
+    return {
+        "roots": [root for root, _ in active],
+        "pool": pool,
+        "trace": [
+            TraceEvent(
+                node="route_root_memories",
+                decision=f"activated {len(active)} of {len(roots)}",
+                reason="; ".join(f"{r.person} / {r.topic} ({s:.2f})" for r, s in active)
+                or "no unit's rule applies",
+                added=new,
+            )
+        ],
+    }

@@ -1,0 +1,170 @@
+"""The recall state machine on the demo store: every route, budgets, the must-show scenario."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import nodes.check_sufficiency as check_node
+from agent.context import Context
+from agent.graph import build_chat_graph, recall_graph
+from agent.policies.sufficiency import Verdict
+from agent.state import RecallInput, RecallOutput
+from studio import DEMO_NAMESPACE
+
+pytestmark = pytest.mark.integration
+HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
+MUGS = "How much did each mug I gave my team cost?"
+MOCHI = "Who can look after Mochi if we take the weekend trip to the coast?"
+
+
+def run(context: Context, query: str, **overrides: Any) -> RecallOutput:
+    ctx = dataclasses.replace(context, **overrides)
+    raw = recall_graph.invoke(RecallInput(query=query, namespace=DEMO_NAMESPACE), context=ctx)
+    return RecallOutput.model_validate(raw)
+
+
+def nodes_run(result: RecallOutput) -> list[str]:
+    return [event.node for event in result.trace]
+
+
+def allergy(result: RecallOutput) -> list[Any]:
+    return [e for e in result.evidence if "allergic to seafood" in e.memory.text]
+
+
+def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Context) -> None:
+    full = run(demo_context, HARBOR)
+    found = allergy(full)
+    assert found, "the allergy memory must be in the evidence"
+    channels = {s.channel for s in found[0].sources}
+    assert channels & {"root", "expansion", "counterfactual"}
+    assert not channels & {"semantic", "lexical", "cue"}, "not reached by the first hop"
+    first_hop_ids = full.trace[0].added
+    assert found[0].memory.id not in first_hop_ids
+    routed = next(e for e in full.trace if e.node == "route_root_memories")
+    assert found[0].memory.id in routed.added or "counterfactual" in channels
+    assert "Maya" in routed.reason
+    plain = run(demo_context, HARBOR, recall_recipe="first_hop")
+    assert not allergy(plain)
+
+
+def test_stop_on_first_hop(demo_context: Context) -> None:
+    result = run(demo_context, MOCHI)
+    assert nodes_run(result) == [
+        "first_hop_recall",
+        "route_root_memories",
+        "check_sufficiency",
+        "assemble_evidence",
+    ]
+    assert result.stop_reason == "sufficient"
+    assert any("Luna's pottery studio" in e.memory.text for e in result.evidence)
+
+
+def test_expand_then_stop(demo_context: Context) -> None:
+    result = run(demo_context, MUGS)
+    assert nodes_run(result)[2:5] == ["check_sufficiency", "plan_recollection", "expand_locally"]
+    assert result.budget.rounds == 1 and result.budget.hops == 2
+    expansion = [e for e in result.evidence if any(s.channel == "expansion" for s in e.sources)]
+    assert expansion and all(
+        len(s.path) >= 2 for e in expansion for s in e.sources if s.channel == "expansion"
+    )
+    assert sum(e.anchor for e in result.evidence) <= 3
+    texts = " ".join(e.memory.text for e in result.evidence)
+    assert "$60 in total" in texts and "five of them" in texts
+
+
+def test_budget_exhausted(demo_context: Context) -> None:
+    result = run(demo_context, MUGS, max_rounds=0)
+    assert "plan_recollection" not in nodes_run(result)
+    assert result.stop_reason.startswith("budget exhausted")
+    assert result.budget.rounds == 0 and result.budget.limits["rounds"] == 0
+
+
+def test_counterfactual_refinement_and_root_routing(demo_context: Context) -> None:
+    result = run(demo_context, HARBOR)
+    assert "refine_counterfactually" in nodes_run(result)
+    assert result.budget.refinements == 1
+    refine = next(e for e in result.trace if e.node == "refine_counterfactually")
+    assert "no world knowledge was used" in refine.reason
+    assert any(root.person == "Maya" for root in result.roots)
+    assert result.context.startswith("## Rules from root memories")
+    disabled = run(demo_context, HARBOR, recall_recipe="no_counterfactual")
+    assert "refine_counterfactually" not in nodes_run(disabled)
+
+
+def test_evidence_is_bounded_by_k_and_tokens(demo_context: Context) -> None:
+    result = run(demo_context, HARBOR, evidence_k=3)
+    assert len(result.evidence) == 3
+    small = run(demo_context, HARBOR, context_tokens=200)
+    assert sum(len(e.memory.text) // 4 + 13 for e in small.evidence) <= 200
+    assert [e.score for e in result.evidence] == sorted(
+        (e.score for e in result.evidence), reverse=True
+    )
+
+
+class RandomController:
+    """A controller that decides at random, to show the routers alone bound the machine."""
+
+    def __init__(self, decisions: list[str]) -> None:
+        self.decisions = iter(decisions)
+
+    def decide(self, cues: Any, ranked: Any, *, refined: bool, can_refine: bool) -> Verdict:
+        decision = next(self.decisions, "expand")
+        return Verdict(decision, ["anything"], "random")  # type: ignore[arg-type]
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    decisions=st.lists(st.sampled_from(["stop", "expand", "refine"]), max_size=12),
+    rounds=st.integers(min_value=0, max_value=3),
+    refinements=st.integers(min_value=0, max_value=2),
+)
+def test_machine_always_ends_within_the_step_bound(
+    demo_context: Context,
+    monkeypatch: pytest.MonkeyPatch,
+    decisions: list[str],
+    rounds: int,
+    refinements: int,
+) -> None:
+    monkeypatch.setattr(check_node, "_policy", RandomController(decisions))
+    bound = 4 + 3 * rounds + 2 * refinements  # first hop, roots, check, assemble + loops
+    ctx = dataclasses.replace(demo_context, max_rounds=rounds, max_refinements=refinements)
+    raw = recall_graph.invoke(
+        RecallInput(query=MUGS, namespace=DEMO_NAMESPACE),
+        context=ctx,
+        config={"recursion_limit": bound + 1},
+    )
+    result = RecallOutput.model_validate(raw)
+    assert len(result.trace) <= bound
+    assert result.budget.rounds <= rounds and result.budget.refinements <= refinements
+    assert result.trace[-1].node == "assemble_evidence"
+
+
+def test_chat_recalls_responds_and_remembers(demo_context: Context) -> None:
+    graph = build_chat_graph().compile(checkpointer=InMemorySaver())
+    ctx = dataclasses.replace(demo_context, namespace=DEMO_NAMESPACE, user_name="Alex")
+    store = ctx.store()
+    before = store.count_units(DEMO_NAMESPACE)
+    out = graph.invoke(
+        {"messages": [HumanMessage(content=HARBOR)]},
+        context=ctx,
+        config={"configurable": {"thread_id": "t1"}},
+    )
+    reply = out["messages"][-1].content
+    assert "without a language model" in reply
+    assert "allergic to seafood" in reply
+    assert reply.index("allergic to seafood") < reply.index("Relevant memories")
+    assert store.count_units(DEMO_NAMESPACE) == before + 1
+    remembered = store.search_lexical(DEMO_NAMESPACE, "Harbor Grill birthday dinner", 3)
+    assert any(
+        store.get(DEMO_NAMESPACE, [mid])[mid].provenance.session_id.startswith("chat/")
+        for mid, _ in remembered
+    )
