@@ -79,7 +79,7 @@ def ingest_sessions(
         "namespace": namespace,
         "units": store.count_units(namespace),
         "new_units": new_units,
-        "edges": store.count_edges(namespace) | {},
+        "edges": store.count_edges(namespace),
         "edges_added": edges,
         "seconds": round(time.perf_counter() - started, 2),
     }
