@@ -137,10 +137,12 @@ def recall(question: str, namespace: str, context: Context) -> RecallOutput:
 
 def _trace_table(result: RecallOutput) -> Table:
     table = Table(title="recall trace", show_lines=True)
-    for column in ("#", "node", "decision", "reason"):
+    for column in ("#", "node", "decision", "reason", "budget after"):
         table.add_column(column, overflow="fold")
     for step, event in enumerate(result.trace, start=1):
-        table.add_row(str(step), event.node, event.decision, event.reason)
+        spent = event.budget or {}
+        after = f"r{spent.get('rounds', 0)} h{spent.get('hops', 0)} cf{spent.get('refinements', 0)}"
+        table.add_row(str(step), event.node, event.decision, event.reason, after)
     return table
 
 

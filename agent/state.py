@@ -20,6 +20,7 @@ class TraceEvent(BaseModel):
     reason: str
     added: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    budget: dict[str, int] | None = None  # recall counters after this step
 
 
 class IngestInput(BaseModel):
@@ -165,6 +166,14 @@ class RecallState(RecallInput, RecallOutput):
     rounds: Annotated[int, operator.add] = 0
     hops: Annotated[int, operator.add] = 0
     refinements: Annotated[int, operator.add] = 0
+
+
+_COUNTERS = ("llm_calls", "tokens", "rounds", "hops", "refinements")
+
+
+def spent_after(state: RecallState, **increments: int) -> dict[str, int]:
+    """The recall counters once this step's increments are added (for its trace event)."""
+    return {name: getattr(state, name) + increments.get(name, 0) for name in _COUNTERS}
 
 
 def budget_use(state: RecallState, limits: dict[str, int]) -> Budget:

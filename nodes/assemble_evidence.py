@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.policies.assembly import rank, render, select
-from agent.state import RecallState, TraceEvent, budget_use
+from agent.state import RecallState, TraceEvent, budget_use, spent_after
 
 
 def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -35,6 +35,7 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 decision=f"kept {len(evidence)} of {len(ranked)}",
                 reason=f"ρ ranking, K = {limits['evidence_k']}, "
                 f"{limits['context_tokens']} context tokens; stop: {stop_reason}",
+                budget=spent_after(state),
             )
         ],
     }

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.policies.assembly import rank
 from agent.policies.sufficiency import OfflineSufficiency
-from agent.state import RecallState, TraceEvent, budget_use
+from agent.state import RecallState, TraceEvent, spent_after
 
 _policy = OfflineSufficiency()
 
@@ -46,10 +46,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 reason=reason
                 if not stop_reason or stop_reason == "sufficient"
                 else f"{reason} — {stop_reason}",
-                details={
-                    "missing": verdict.missing,
-                    "budget": budget_use(state, limits).model_dump(),
-                },
+                details={"missing": verdict.missing, "limits": limits},
+                budget=spent_after(state),
             )
         ],
     }

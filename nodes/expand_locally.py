@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.linking import SEMANTIC, STRUCTURAL
 from agent.policies.expansion import expand
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 
 
 def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -59,6 +59,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
                 + " edges, scored against the target",
                 added=list(pool),
                 details={"paths": {r.memory.id: r.path for r in reached}},
+                budget=spent_after(state, rounds=1, hops=hops),
             )
         ],
     }

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.cues import TimeResolver
 from agent.policies.query import parse_query
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 
 _resolver = TimeResolver()
 
@@ -54,6 +54,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
                 + f" → {len(pool)} distinct memories",
                 added=list(pool),
                 details={"cues": cues.model_dump(mode="json")},
+                budget=spent_after(state),
             )
         ],
     }

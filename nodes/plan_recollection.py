@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.policies.assembly import rank
 from agent.policies.planning import plan_recollection as make_plan
-from agent.state import RecallState, TraceEvent
+from agent.state import RecallState, TraceEvent, spent_after
 
 
 def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -33,6 +33,7 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 decision="planned" if config.planned else "unplanned (ablation)",
                 reason=f"{len(plan.anchors)} anchors; target: {plan.target}",
                 details=plan.model_dump(),
+                budget=spent_after(state),
             )
         ],
     }

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.policies.counterfactual import seek_constraints
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,6 +42,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
                 "pets, money, time, goals, recent changes) of the people in the question, "
                 "ranked against the action; no world knowledge was used",
                 added=[mid for mid in pool if mid not in state.pool],
+                budget=spent_after(state, refinements=1),
             )
         ],
     }

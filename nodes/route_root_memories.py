@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.policies.roots import namespace_roots, route_roots
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 
 
 def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -16,7 +16,10 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     config = runtime.context.recall_config()
     if not config.roots:
         event = TraceEvent(
-            node="route_root_memories", decision="skipped", reason="root memories disabled"
+            node="route_root_memories",
+            decision="skipped",
+            reason="root memories disabled",
+            budget=spent_after(state),
         )
         return {"trace": [event]}
     store = runtime.context.store()
@@ -44,6 +47,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
                 reason="; ".join(f"{r.person} / {r.topic} ({s:.2f})" for r, s in active)
                 or "no unit's rule applies",
                 added=new,
+                budget=spent_after(state),
             )
         ],
     }

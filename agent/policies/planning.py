@@ -37,12 +37,11 @@ def plan_recollection(
     else:
         anchors = list(ranked[:max_anchors])
     missing_terms = [m for m in missing if " " not in m]
-    target_people = [p for p in cues.people]
     target = query if not planned or not missing_terms else f"{query} {' '.join(missing_terms)}"
     return Plan(
         anchors=[a.memory.id for a in anchors],
         target=target,
-        target_people=target_people,
+        target_people=list(cues.people),
         target_places=list(cues.places),
         target_terms=missing_terms if planned and missing_terms else list(cues.terms),
     )

@@ -168,3 +168,12 @@ def test_chat_recalls_responds_and_remembers(demo_context: Context) -> None:
         store.get(DEMO_NAMESPACE, [mid])[mid].provenance.session_id.startswith("chat/")
         for mid, _ in remembered
     )
+
+
+def test_every_recall_event_reports_the_budget_after_it(demo_context: Context) -> None:
+    result = run(demo_context, MUGS)
+    assert all(event.budget is not None for event in result.trace)
+    expand = next(e for e in result.trace if e.node == "expand_locally")
+    assert expand.budget == {"llm_calls": 0, "tokens": 0, "rounds": 1, "hops": 2, "refinements": 0}
+    assert result.trace[0].budget is not None and result.trace[0].budget["rounds"] == 0
+    assert result.trace[-1].budget == expand.budget
