@@ -7,7 +7,8 @@ form and a parent graph with its own context type can embed these graphs unchang
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import platformdirs
@@ -126,3 +127,20 @@ class Context:
             structural_threshold=self.structural_threshold,
             time_decay_days=self.time_decay_days,
         )
+
+
+def resolve_context(value: object) -> Context:
+    """Our ``Context`` from whatever context the caller ran the graph with.
+
+    A parent graph embedding RippleGraph's graphs has its own context type; fields it shares
+    by name (``store_dir``, ``namespace``, budgets…) carry over, every other field keeps its
+    default, so the subgraph never depends on the parent's context type.
+    """
+    if isinstance(value, Context):
+        return value
+    names = {f.name for f in fields(Context)}
+    if isinstance(value, Mapping):
+        shared = {k: v for k, v in value.items() if k in names}
+    else:
+        shared = {k: getattr(value, k) for k in names if hasattr(value, k)}
+    return Context(**{k: v for k, v in shared.items() if v is not None})

@@ -6,7 +6,7 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.state import RecallState
 
 
@@ -14,8 +14,9 @@ def after_sufficiency(
     state: RecallState, runtime: Runtime[Context]
 ) -> Literal["plan_recollection", "refine_counterfactually", "assemble_evidence"]:
     """Expand or refine only while the decision asks for it *and* the budget allows it."""
-    limits = runtime.context.limits()
-    config = runtime.context.recall_config()
+    context = resolve_context(runtime.context)
+    limits = context.limits()
+    config = context.recall_config()
     within_llm_budget = state.llm_calls <= limits["llm_calls"] and state.tokens <= limits["tokens"]
     if (
         state.decision == "refine"

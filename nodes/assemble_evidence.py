@@ -6,14 +6,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.policies.assembly import rank, render, select
 from agent.state import RecallState, TraceEvent, budget_use, spent_after
+from agent.tracing import record
 
 
 def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The final evidence list with provenance, root blocks first in the rendered context."""
-    context = runtime.context
+    context = resolve_context(runtime.context)
     limits = context.limits()
     store = context.store()
     ranked = rank(
@@ -29,13 +30,14 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
         "context": render(evidence, state.roots),
         "stop_reason": stop_reason,
         "budget": budget_use(state, limits),
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="assemble_evidence",
                 decision=f"kept {len(evidence)} of {len(ranked)}",
                 reason=f"ρ ranking, K = {limits['evidence_k']}, "
                 f"{limits['context_tokens']} context tokens; stop: {stop_reason}",
                 budget=spent_after(state),
-            )
-        ],
+            ),
+        ),
     }

@@ -6,17 +6,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.policies.assembly import rank
 from agent.policies.sufficiency import OfflineSufficiency
 from agent.state import RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 _policy = OfflineSufficiency()
 
 
 def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Coverage check over the ranked pool; budgets turn an expand/refine wish into a stop."""
-    context = runtime.context
+    context = resolve_context(runtime.context)
     config = context.recall_config()
     limits = context.limits()
     store = context.store()
@@ -39,7 +40,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         "decision": decision,
         "missing": verdict.missing,
         "stop_reason": stop_reason,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="check_sufficiency",
                 decision=decision,
@@ -48,6 +50,6 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 else f"{reason} — {stop_reason}",
                 details={"missing": verdict.missing, "limits": limits},
                 budget=spent_after(state),
-            )
-        ],
+            ),
+        ),
     }

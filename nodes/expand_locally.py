@@ -6,15 +6,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.linking import SEMANTIC, STRUCTURAL
 from agent.policies.expansion import expand
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 
 def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Add the best-matching neighbours of the anchors (top n per channel) to the pool."""
-    context = runtime.context
+    context = resolve_context(runtime.context)
     config = context.recall_config()
     hops = context.limits()["hops"]
     store = context.store()
@@ -50,7 +51,8 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
         "pool": pool,
         "rounds": 1,
         "hops": hops,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="expand_locally",
                 decision=f"round {round_number}: {len(pool)} new memories",
@@ -60,6 +62,6 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
                 added=list(pool),
                 details={"paths": {r.memory.id: r.path for r in reached}},
                 budget=spent_after(state, rounds=1, hops=hops),
-            )
-        ],
+            ),
+        ),
     }

@@ -6,18 +6,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.cues import TimeResolver
 from agent.policies.query import parse_query
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 _resolver = TimeResolver()
 
 
 def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Ground the query's cues, then union the three channels into the evidence pool."""
-    store = runtime.context.store()
-    config = runtime.context.recall_config()
+    context = resolve_context(runtime.context)
+    store = context.store()
+    config = context.recall_config()
     people, places = store.vocabulary(state.namespace)
     cues = state.cues or parse_query(
         state.query, people, places, store.relational.latest_time(state.namespace), _resolver
@@ -46,7 +48,8 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     return {
         "cues": cues,
         "pool": pool,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="first_hop_recall",
                 decision="recalled",
@@ -55,6 +58,6 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
                 added=list(pool),
                 details={"cues": cues.model_dump(mode="json")},
                 budget=spent_after(state),
-            )
-        ],
+            ),
+        ),
     }

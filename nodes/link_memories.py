@@ -6,24 +6,27 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.linking import link_units
 from agent.state import IngestState, TraceEvent
+from agent.tracing import record
 
 
 def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Link new memories into the namespace's sparse typed graph."""
-    store = runtime.context.store()
-    added = link_units(store, state.namespace, state.written_ids, runtime.context.linking())
+    context = resolve_context(runtime.context)
+    store = context.store()
+    added = link_units(store, state.namespace, state.written_ids, context.linking())
     return {
         "edges_added": added,
         "units_total": store.count_units(state.namespace),
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="link_memories",
                 decision="linked" if state.written_ids else "nothing to link",
                 reason=", ".join(f"{n} {t} edges" for t, n in added.items()),
                 details={"edges_total": store.count_edges(state.namespace)},
-            )
-        ],
+            ),
+        ),
     }

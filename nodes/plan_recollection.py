@@ -6,16 +6,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.policies.assembly import rank
 from agent.policies.planning import plan_recollection as make_plan
 from agent.state import RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 
 def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Validate-and-complete the plan: anchors from the pool, a target and its cues."""
-    config = runtime.context.recall_config()
-    store = runtime.context.store()
+    context = resolve_context(runtime.context)
+    config = context.recall_config()
+    store = context.store()
     assert state.cues is not None
     ranked = rank(
         state.pool, store.embedder.query(state.query), store.embeddings(list(state.pool)), config
@@ -27,13 +29,14 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     return {
         "plan": plan,
         "pool": anchors,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="plan_recollection",
                 decision="planned" if config.planned else "unplanned (ablation)",
                 reason=f"{len(plan.anchors)} anchors; target: {plan.target}",
                 details=plan.model_dump(),
                 budget=spent_after(state),
-            )
-        ],
+            ),
+        ),
     }

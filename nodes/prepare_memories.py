@@ -9,13 +9,15 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.memory import Session, Turn
 from agent.state import ChatState, TraceEvent
+from agent.tracing import record
 
 
 def prepare_memories(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Remember what the user said (assistant replies only restate memory, so they are not)."""
+    context = resolve_context(runtime.context)
     latest = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
     now = datetime.now(UTC).replace(tzinfo=None)
     sessions = []
@@ -25,16 +27,17 @@ def prepare_memories(state: ChatState, runtime: Runtime[Context]) -> dict[str, A
             Session(
                 id=f"chat/{now:%Y-%m-%d}",
                 date=now,
-                turns=[Turn(speaker=runtime.context.user_name, text=latest.text, id=turn_id)],
+                turns=[Turn(speaker=context.user_name, text=latest.text, id=turn_id)],
             )
         )
     return {
         "sessions": sessions,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="prepare_memories",
                 decision="remember" if sessions else "nothing to remember",
                 reason="the user's latest turn goes through the write path",
-            )
-        ],
+            ),
+        ),
     }

@@ -7,25 +7,28 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.state import ChatState, TraceEvent
+from agent.tracing import record
 
 
 def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Map the chat state into the recall graph's input keys (fresh cues every turn)."""
+    context = resolve_context(runtime.context)
     question = next(
         (m.text for m in reversed(state.messages) if isinstance(m, HumanMessage)), ""
     ).strip()
     return {
         "query": question or "(empty message)",
-        "namespace": runtime.context.namespace,
+        "namespace": context.namespace,
         "cues": None,
         "stop_reason": "",
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="prepare_query",
                 decision="query",
-                reason=f"latest user message, namespace {runtime.context.namespace}",
-            )
-        ],
+                reason=f"latest user message, namespace {context.namespace}",
+            ),
+        ),
     }

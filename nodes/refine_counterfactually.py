@@ -6,15 +6,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.policies.counterfactual import seek_constraints
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Seek the standing constraints that could make the asked-about action go wrong."""
-    config = runtime.context.recall_config()
-    store = runtime.context.store()
+    context = resolve_context(runtime.context)
+    config = context.recall_config()
+    store = context.store()
     assert state.cues is not None
     found = seek_constraints(
         store,
@@ -34,7 +36,8 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         "pool": pool,
         "counterfactuals": [statement for _, _, statement in found],
         "refinements": 1,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="refine_counterfactually",
                 decision=f"{len(found)} constraint(s) retrieved",
@@ -43,6 +46,6 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
                 "ranked against the action; no world knowledge was used",
                 added=[mid for mid in pool if mid not in state.pool],
                 budget=spent_after(state, refinements=1),
-            )
-        ],
+            ),
+        ),
     }

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.policies.answer import extractive_answer
 from agent.state import ChatState, TraceEvent
+from agent.tracing import record
 
 
 def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -17,11 +18,12 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = extractive_answer(state.query, state.evidence)
     return {
         "messages": [AIMessage(content=answer)],
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="respond",
                 decision="offline extractive answer",
                 reason=f"{len(state.evidence)} evidence items; stop: {state.stop_reason}",
-            )
-        ],
+            ),
+        ),
     }

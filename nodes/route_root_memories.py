@@ -6,14 +6,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.policies.roots import namespace_roots, route_roots
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.tracing import record
 
 
 def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Add active units' rules and evidence to the pool."""
-    config = runtime.context.recall_config()
+    context = resolve_context(runtime.context)
+    config = context.recall_config()
     if not config.roots:
         event = TraceEvent(
             node="route_root_memories",
@@ -21,8 +23,8 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
             reason="root memories disabled",
             budget=spent_after(state),
         )
-        return {"trace": [event]}
-    store = runtime.context.store()
+        return {"trace": record(runtime, event)}
+    store = context.store()
     roots = namespace_roots(store, state.namespace, config.max_root_units, config.root_evidence)
     assert state.cues is not None
     active = route_roots(
@@ -40,7 +42,8 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     return {
         "roots": [root for root, _ in active],
         "pool": pool,
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="route_root_memories",
                 decision=f"activated {len(active)} of {len(roots)}",
@@ -48,6 +51,6 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
                 or "no unit's rule applies",
                 added=new,
                 budget=spent_after(state),
-            )
-        ],
+            ),
+        ),
     }

@@ -6,24 +6,27 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
 from agent.state import IngestState, TraceEvent
+from agent.tracing import record
 
 
 def write_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write new memories; ids are deterministic, so drafts already stored are skipped."""
-    store = runtime.context.store()
+    context = resolve_context(runtime.context)
+    store = context.store()
     written = store.add_units(state.drafts)
     skipped = len({d.id for d in state.drafts}) - len(written)
     return {
         "written_ids": written,
         "drafts": [],
-        "trace": [
+        "trace": record(
+            runtime,
             TraceEvent(
                 node="write_memories",
                 decision="write" if written else "nothing new",
                 reason=f"{len(written)} new memories, {skipped} already stored",
                 added=written,
-            )
-        ],
+            ),
+        ),
     }
