@@ -11,7 +11,7 @@ export LANGSMITH_TRACING := false
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean studio
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,3 +34,6 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+studio: $(STAMP)
+	$(BIN)/langgraph dev --no-browser --no-reload --host 127.0.0.1 --port 2024

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from langchain_core.runnables import RunnableConfig
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agent.checkpointing import sqlite_saver
 from agent.context import Context, default_store_dir
-from agent.graph import ingest_graph, recall_graph
+from agent.graph import build_recall_graph, ingest_graph, recall_graph
 from agent.ingest_files import IngestFileError, load_sessions
 from agent.memory import Session
 from agent.policies.answer import extractive_answer
 from agent.recall_config import RECIPES
-from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
+from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput, TraceEvent
 from agent.store import StoreError
 
 app = typer.Typer(
@@ -129,16 +134,28 @@ def ingest(
         console.print(_summary_table(summary))
 
 
-def recall(question: str, namespace: str, context: Context) -> RecallOutput:
-    """Run the recall graph once."""
-    raw = recall_graph.invoke(RecallInput(query=question, namespace=namespace), context=context)
+def recall(
+    question: str, namespace: str, context: Context, graph: Any = recall_graph, thread: str = ""
+) -> RecallOutput:
+    """Run the recall graph once (on a thread when the graph has a checkpointer)."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread}} if thread else {}
+    raw = graph.invoke(
+        RecallInput(query=question, namespace=namespace), context=context, config=config
+    )
     return RecallOutput.model_validate(raw)
+
+
+@contextmanager
+def checkpointed_recall(store_dir: Path) -> Iterator[Any]:
+    """The recall graph with the CLI's SQLite checkpointer (``checkpoints.sqlite`` in the store)."""
+    with sqlite_saver(store_dir / "checkpoints.sqlite") as saver:
+        yield build_recall_graph().compile(checkpointer=saver, name="recall")
 
 
 def _trace_table(result: RecallOutput) -> Table:
     table = Table(title="recall trace", show_lines=True)
     for column in ("#", "node", "decision", "reason", "budget after"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column == "node")
     for step, event in enumerate(result.trace, start=1):
         spent = event.budget or {}
         after = f"r{spent.get('rounds', 0)} h{spent.get('hops', 0)} cf{spent.get('refinements', 0)}"
@@ -181,22 +198,37 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole output as JSON.")
     ] = False,
+    thread: Annotated[
+        str | None,
+        typer.Option("--thread", help="Thread id to store the run under [default: a new one]."),
+    ] = None,
 ) -> None:
-    """Recall the evidence a question needs and print the answer context."""
+    """Recall the evidence a question needs and print the answer context.
+
+    Every run is checkpointed in the store's ``checkpoints.sqlite`` under a thread id, so
+    ``ripplegraph trace THREAD_ID`` can replay its steps later.
+    """
     if recipe not in RECIPES:
         errors.print(f"[red]error:[/red] unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
         raise typer.Exit(code=2)
     context = Context(store_dir=str(store or default_store_dir()), recall_recipe=recipe)  # type: ignore[arg-type]
+    thread_id = thread or uuid.uuid4().hex
     try:
         if context.store().count_units(namespace) == 0:
             errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
-        result = recall(question, namespace, context)
+        with checkpointed_recall(Path(context.store_dir)) as graph:
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+            if graph.get_state(config).values:
+                errors.print(f"[red]error:[/red] thread {thread_id!r} already holds a recall")
+                raise typer.Exit(code=2)
+            result = recall(question, namespace, context, graph, thread_id)
     except (StoreError, ValueError) as error:
         errors.print(f"[red]error:[/red] {error}")
         raise typer.Exit(code=2) from error
     answer = extractive_answer(question, result.evidence)
     if as_json:
         payload = {
+            "thread_id": thread_id,
             "query": question,
             "namespace": namespace,
             "answer": answer,
@@ -224,6 +256,60 @@ def ask(
     if trace:
         console.print(_trace_table(result))
     console.print(_budget_line(result))
+    console.print(f"thread: {thread_id}  (ripplegraph trace {thread_id})")
+
+
+@app.command("trace")
+def show_trace(
+    thread_id: Annotated[str, typer.Argument(help="Thread id printed by `ripplegraph ask`.")],
+    store: StoreOption = None,
+) -> None:
+    """Render a stored recall thread step by step, with the checkpoint before each step."""
+    store_dir = Path(store or default_store_dir())
+    with checkpointed_recall(store_dir) as graph:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        history = list(graph.get_state_history(config))[::-1]
+    if not history:
+        errors.print(f"[red]error:[/red] no stored thread {thread_id!r} in {store_dir}")
+        raise typer.Exit(code=2)
+    table = Table(title=f"thread {thread_id}: {history[-1].values.get('query', '')}")
+    for column in ("step", "checkpoint", "node", "decision", "reason", "budget after"):
+        table.add_column(column, overflow="fold", no_wrap=column == "node")
+    seen = 0
+    for before, after in itertools.pairwise(history):
+        events = [TraceEvent.model_validate(e) for e in after.values.get("trace", [])[seen:]]
+        seen += len(events)
+        checkpoint = str(before.config["configurable"].get("checkpoint_id", ""))
+        for event in events:
+            spent = event.budget or {}
+            table.add_row(
+                str((after.metadata or {}).get("step", "")),
+                checkpoint[-12:],
+                event.node,
+                event.decision,
+                event.reason,
+                f"r{spent.get('rounds', 0)} h{spent.get('hops', 0)} "
+                f"cf{spent.get('refinements', 0)}",
+            )
+    console.print(table)
+    console.print(f"stop reason: {history[-1].values.get('stop_reason', '')}")
+
+
+@app.command("seed-demo")
+def seed_demo(store: StoreOption = None) -> None:
+    """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
+    from studio import DEMO_NAMESPACE, demo_sessions
+
+    context = Context(store_dir=str(store or default_store_dir()))
+    summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
+    console.print(_summary_table(summary))
+    console.print(f"store: {context.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio")
+
+
+@app.command()
+def diagram() -> None:
+    """Print the recall state machine as Mermaid (drawn offline from the compiled graph)."""
+    typer.echo(recall_graph.get_graph().draw_mermaid())
 
 
 @app.command()

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
 import nodes.check_sufficiency as check_node
+from agent.checkpointing import memory_saver
 from agent.context import Context
 from agent.graph import build_chat_graph, recall_graph
 from agent.policies.sufficiency import Verdict
@@ -149,7 +149,7 @@ def test_machine_always_ends_within_the_step_bound(
 
 
 def test_chat_recalls_responds_and_remembers(demo_context: Context) -> None:
-    graph = build_chat_graph().compile(checkpointer=InMemorySaver())
+    graph = build_chat_graph().compile(checkpointer=memory_saver())
     ctx = dataclasses.replace(demo_context, namespace=DEMO_NAMESPACE, user_name="Alex")
     store = ctx.store()
     before = store.count_units(DEMO_NAMESPACE)

@@ -1,0 +1,44 @@
+"""Recall as a LangChain tool, for tool-calling agents (``create_react_agent`` and the like)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+from agent.context import Context
+from agent.graph import recall_graph
+from agent.state import RecallInput, RecallOutput
+
+_DESCRIPTION = (
+    "Recall long-term memory: returns the evidence (with provenance) that answering the query "
+    "needs, including constraints the query does not mention. Ask a full question."
+)
+
+
+def make_recall_tool(
+    namespace: str | None = None,
+    context: Context | None = None,
+    *,
+    name: str = "recall_memory",
+    description: str = _DESCRIPTION,
+) -> BaseTool:
+    """A tool that runs the recall graph; content = the rendered evidence, artifact = the output.
+
+    ``namespace`` defaults to the context's; the model only chooses the query, never whose
+    memory is read.
+    """
+    run_context = context or Context()
+    tenant = namespace or run_context.namespace
+
+    def recall_memory(query: str) -> tuple[str, dict[str, Any]]:
+        raw = recall_graph.invoke(RecallInput(query=query, namespace=tenant), context=run_context)
+        result = RecallOutput.model_validate(raw)
+        return result.context, result.model_dump(mode="json", exclude={"trace"})
+
+    return StructuredTool.from_function(
+        func=recall_memory,
+        name=name,
+        description=description,
+        response_format="content_and_artifact",
+    )

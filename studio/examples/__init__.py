@@ -1,0 +1,1 @@
+"""Two small parent agents that embed the recall graph, one per embedding pattern."""

@@ -1,0 +1,54 @@
+"""Pattern (a): the compiled recall graph added directly as a node of a parent graph.
+
+The parent's state shares the recall graph's keys (``query``, ``namespace`` in; ``context``,
+``evidence``, ``stop_reason`` out), and its context type is its own: the recall nodes take
+the fields they share by name (here ``store_dir``) and default the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.context import default_store_dir
+from agent.graph import recall_graph
+from agent.state import Evidence
+
+
+@dataclass
+class AssistantContext:
+    """The parent agent's own configuration."""
+
+    store_dir: str = field(default_factory=default_store_dir)
+    persona: str = "concise"
+
+
+class AssistantState(TypedDict, total=False):
+    """Shares ``query``/``namespace``/``context``/``evidence``/``stop_reason`` with recall."""
+
+    query: str
+    namespace: str
+    context: str
+    evidence: list[Evidence]
+    stop_reason: str
+    draft: str
+
+
+def draft_reply(state: AssistantState) -> dict[str, str]:
+    """Stand-in for the parent's own LLM step: it just shows what memory handed over."""
+    evidence = state.get("evidence", [])
+    return {"draft": f"{len(evidence)} memories recalled ({state.get('stop_reason')})."}
+
+
+def build() -> CompiledStateGraph[AssistantState, AssistantContext, AssistantState, AssistantState]:
+    """START → recall (the compiled subgraph itself) → draft_reply → END."""
+    builder = StateGraph(AssistantState, context_schema=AssistantContext)
+    builder.add_node("recall", recall_graph)
+    builder.add_node("draft_reply", draft_reply)
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "draft_reply")
+    builder.add_edge("draft_reply", END)
+    return builder.compile(name="assistant_direct")

@@ -1,0 +1,85 @@
+"""Step-by-step inspection: custom stream events, state history, time travel, `trace`."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.checkpointing import memory_saver
+from agent.cli import app
+from agent.context import Context
+from agent.graph import build_recall_graph, recall_graph
+from agent.state import RecallInput, RecallOutput
+from agent.tracing import STREAM_EVENT_TYPE
+from studio import DEMO_NAMESPACE
+
+pytestmark = pytest.mark.integration
+MUGS = "How much did each mug I gave my team cost?"
+
+
+def test_nodes_stream_their_decisions_as_they_happen(demo_context: Context) -> None:
+    events = []
+    final = None
+    for mode, chunk in recall_graph.stream(
+        RecallInput(query=MUGS, namespace=DEMO_NAMESPACE),
+        context=demo_context,
+        stream_mode=["custom", "values"],
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            final = chunk
+    assert final is not None
+    trace = RecallOutput.model_validate(final).trace
+    assert all(e["type"] == STREAM_EVENT_TYPE for e in events)
+    assert [e["node"] for e in events] == [t.node for t in trace]
+    assert [e["decision"] for e in events] == [t.decision for t in trace]
+
+
+def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Context) -> None:
+    graph = build_recall_graph().compile(checkpointer=memory_saver())
+    config = {"configurable": {"thread_id": "mugs"}}
+    graph.invoke(RecallInput(query=MUGS, namespace=DEMO_NAMESPACE), config, context=demo_context)
+    history = list(graph.get_state_history(config))
+    assert len(history) >= 7
+    before_expand = next(s for s in history if s.next == ("expand_locally",))
+    first = RecallOutput.model_validate(history[0].values)
+    replayed = RecallOutput.model_validate(
+        graph.invoke(
+            None, before_expand.config, context=dataclasses.replace(demo_context, max_hops=1)
+        )
+    )
+    first_expand = next(e for e in first.trace if e.node == "expand_locally")
+    new_expand = next(e for e in reversed(replayed.trace) if e.node == "expand_locally")
+    assert first_expand.budget and first_expand.budget["hops"] == 2
+    assert new_expand.budget and new_expand.budget["hops"] == 1
+    assert "1-hop neighbourhood" in new_expand.reason
+    assert set(new_expand.added) != set(first_expand.added)
+
+
+def test_trace_command_renders_a_stored_thread(demo_context: Context) -> None:
+    runner = CliRunner()
+    store = demo_context.store_dir
+    asked = runner.invoke(
+        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", "--json"]
+    )
+    assert asked.exit_code == 0, asked.output
+    shown = runner.invoke(app, ["trace", "t1", "--store", store])
+    assert shown.exit_code == 0, shown.output
+    for node in ("first_hop_recall", "plan_recollection", "expand_locally", "assemble_evid"):
+        assert node in shown.output
+    again = runner.invoke(
+        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1"]
+    )
+    assert again.exit_code == 2 and "already holds a recall" in again.output
+    missing = runner.invoke(app, ["trace", "nope", "--store", store])
+    assert missing.exit_code == 2
+
+
+def test_readme_diagram_is_the_compiled_graph() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    drawn = recall_graph.get_graph().draw_mermaid().strip()
+    assert f"```mermaid\n{drawn}\n```" in readme, "run `ripplegraph diagram` and paste it"
