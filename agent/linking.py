@@ -136,7 +136,7 @@ def semantic_candidates(
     store: MemoryStore, namespace: str, ids: Sequence[str], config: LinkingConfig
 ) -> dict[Pair, float]:
     """Pairs above the semantic threshold among each memory's nearest stored neighbours."""
-    vectors = store.embeddings(ids)
+    vectors = store.embeddings(namespace, ids)
     ordered = [mid for mid in ids if mid in vectors]
     if not ordered:
         return {}
@@ -212,7 +212,7 @@ def similarity_profile(
     above the random-pair distribution that still leaves most memories a neighbour.
     """
     ids = [u.id for u in store.all_units(namespace)]
-    vectors = store.embeddings(ids)
+    vectors = store.embeddings(namespace, ids)
     matrix = np.stack([vectors[mid] for mid in ids if mid in vectors])
     rng = np.random.default_rng(seed)
     left = rng.integers(0, len(matrix), pairs)

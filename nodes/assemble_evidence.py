@@ -20,7 +20,7 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     ranked = rank(
         state.pool,
         store.embedder.query(state.query),
-        store.embeddings(list(state.pool)),
+        store.embeddings(state.namespace, list(state.pool)),
         context.recall_config(),
     )
     evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])

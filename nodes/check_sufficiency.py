@@ -23,7 +23,10 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     store = context.store()
     assert state.cues is not None
     ranked = rank(
-        state.pool, store.embedder.query(state.query), store.embeddings(list(state.pool)), config
+        state.pool,
+        store.embedder.query(state.query),
+        store.embeddings(state.namespace, list(state.pool)),
+        config,
     )
     can_refine = config.counterfactual and state.refinements < limits["refinements"]
     verdict = _policy.decide(

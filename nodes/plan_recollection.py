@@ -20,7 +20,10 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     store = context.store()
     assert state.cues is not None
     ranked = rank(
-        state.pool, store.embedder.query(state.query), store.embeddings(list(state.pool)), config
+        state.pool,
+        store.embedder.query(state.query),
+        store.embeddings(state.namespace, list(state.pool)),
+        config,
     )
     plan = make_plan(
         state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
@@ -34,7 +37,8 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
             TraceEvent(
                 node="plan_recollection",
                 decision="planned" if config.planned else "unplanned (ablation)",
-                reason=f"{len(plan.anchors)} anchors; target: {plan.target}",
+                reason=f"{len(plan.anchors)} anchors; target: {plan.target} "
+                f"[missing: {', '.join(plan.target_terms) or '-'}]",
                 details=plan.model_dump(),
                 budget=spent_after(state),
             ),

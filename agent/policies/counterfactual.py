@@ -55,7 +55,7 @@ def seek_constraints(
         for m in standing_constraints(store, namespace)
         if not named or named & {normalise_cue(p) for p in m.people}
     ]
-    vectors = store.embeddings([m.id for m in candidates])
+    vectors = store.embeddings(namespace, [m.id for m in candidates])
     scored = sorted(
         (
             (m, float(vectors[m.id] @ query_vector) + (0.2 if m.kind is MemoryKind.STATE else 0))

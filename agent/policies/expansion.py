@@ -73,7 +73,7 @@ def expand(
         frontier = next_frontier
     candidates = [mid for mid in channels if mid not in exclude]
     memories = store.get(namespace, candidates)
-    vectors = store.embeddings(list(memories))
+    vectors = store.embeddings(namespace, list(memories))
     reached: list[Reached] = []
     for mid, memory in memories.items():
         similarity = float(vectors[mid] @ target_vector) if mid in vectors else 0.0

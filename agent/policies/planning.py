@@ -26,10 +26,12 @@ def plan_recollection(
     max_anchors: int,
     planned: bool,
 ) -> Plan:
-    """Pick ≤ ``max_anchors`` anchors and restate the missing support as a target.
+    """Pick ≤ ``max_anchors`` anchors and describe the missing support as a target.
 
-    Planned: anchors are the best-ranked evidence sharing query cues, the target is the query
-    plus what is missing.  Unplanned (the ablation): the top items and the query itself.
+    Planned: anchors are the best-ranked evidence sharing query cues; the target keeps the
+    query as its restatement (its embedding is already cached, so expansion costs no second
+    model call) and carries what is missing as target terms, matched lexically.  Unplanned
+    (the ablation): the top items, and the query's own terms.
     """
     if planned:
         sharing = [item for item in ranked if _overlap(item, cues) > 0 and not item.anchor]
@@ -37,10 +39,9 @@ def plan_recollection(
     else:
         anchors = list(ranked[:max_anchors])
     missing_terms = [m for m in missing if " " not in m]
-    target = query if not planned or not missing_terms else f"{query} {' '.join(missing_terms)}"
     return Plan(
         anchors=[a.memory.id for a in anchors],
-        target=target,
+        target=query,
         target_people=list(cues.people),
         target_places=list(cues.places),
         target_terms=missing_terms if planned and missing_terms else list(cues.terms),

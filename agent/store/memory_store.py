@@ -21,6 +21,8 @@ from agent.store.lexical import LexicalIndex
 from agent.store.relational import CueMatch, Edge, RelationalStore
 from agent.store.vectors import VectorIndex
 
+_VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
+
 
 class StoreError(RuntimeError):
     """The store cannot serve the request as configured (e.g. a different embedding model)."""
@@ -49,6 +51,7 @@ class MemoryStore:
         )
         self.lexical = LexicalIndex(self.relational.texts, self.relational.generation)
         self._write_lock = FileLock(str(self.directory / "write.lock"))
+        self._vector_cache: dict[str, np.ndarray] = {}
 
     def write_lock(self) -> FileLock:
         """The cross-process lock every writer holds (re-entrant within a process)."""
@@ -80,6 +83,7 @@ class MemoryStore:
                     vectors[indexes],
                     [new[i].text for i in indexes],
                 )
+            self._vector_cache.update({unit.id: vectors[i] for i, unit in enumerate(new)})
             self.relational.insert_units(new)
             return [u.id for u in new]
 
@@ -108,9 +112,21 @@ class MemoryStore:
             self.relational.vocabulary(namespace, "place"),
         )
 
-    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored unit vectors by id."""
-        return self.vectors.embeddings(ids)
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors by id, served from an in-process cache when seen before.
+
+        Ids hash their content, so a cached vector can only go stale by deletion, which
+        drops it from the cache too.
+        """
+        found = {mid: self._vector_cache[mid] for mid in ids if mid in self._vector_cache}
+        missing = [mid for mid in ids if mid not in found]
+        if missing:
+            fetched = self.vectors.embeddings(namespace, missing)
+            if len(self._vector_cache) > _VECTOR_CACHE_LIMIT:
+                self._vector_cache.clear()
+            self._vector_cache.update(fetched)
+            found.update(fetched)
+        return found
 
     def search_vectors(
         self, namespace: str, vectors: np.ndarray, k: int

@@ -63,6 +63,9 @@ CREATE INDEX IF NOT EXISTS edges_by_namespace ON edges (namespace, type);
 """
 
 
+_UNIT_CACHE_LIMIT = 200_000
+
+
 def _to_epoch(moment: datetime) -> float:
     return moment.replace(tzinfo=UTC).timestamp()
 
@@ -101,6 +104,7 @@ class RelationalStore:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=30000")
         self._db.executescript(_SCHEMA)
+        self._unit_cache: dict[str, MemoryUnit] = {}
 
     def close(self) -> None:
         """Close the connection."""
@@ -223,9 +227,15 @@ class RelationalStore:
         )
 
     def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
-        """Units by id, restricted to ``namespace``."""
-        wanted = list(dict.fromkeys(ids))
+        """Units by id, restricted to ``namespace`` (cached: a unit never changes in place)."""
         found: dict[str, MemoryUnit] = {}
+        wanted = []
+        for mid in dict.fromkeys(ids):
+            cached = self._unit_cache.get(mid)
+            if cached is None:
+                wanted.append(mid)
+            elif cached.namespace == namespace:
+                found[mid] = cached
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
@@ -235,7 +245,13 @@ class RelationalStore:
             ):
                 unit = self._unit(row)
                 found[unit.id] = unit
+                self._remember(unit)
         return found
+
+    def _remember(self, unit: MemoryUnit) -> None:
+        if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
+            self._unit_cache.clear()
+        self._unit_cache[unit.id] = unit
 
     def all_units(self, namespace: str) -> list[MemoryUnit]:
         """Every unit of the namespace in write order."""

@@ -40,7 +40,7 @@ def test_reingest_is_a_no_op(demo_context: Context, demo_store: MemoryStore) -> 
         demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
         == before_edges
     )
-    assert demo_store.vectors.count() == len(before_units)
+    assert demo_store.vectors.count(DEMO_NAMESPACE) == len(before_units)
 
 
 def test_edges_are_bounded_symmetric_and_in_namespace(demo_store: MemoryStore) -> None:
