@@ -16,7 +16,7 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)

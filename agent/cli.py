@@ -20,6 +20,7 @@ from rich.table import Table
 
 from agent.checkpointing import sqlite_saver
 from agent.context import Context, default_store_dir
+from agent.eval.commands import bench
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
 from agent.ingest_files import IngestFileError, load_sessions
 from agent.memory import Session
@@ -33,6 +34,7 @@ app = typer.Typer(
 )
 console = Console()
 errors = Console(stderr=True)
+app.add_typer(bench, name="bench")
 
 StoreOption = Annotated[
     Path | None,

@@ -95,6 +95,8 @@ class Embedder:
         self.name = embedding_name(embeddings)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
+        self._documents: dict[str, np.ndarray] = {}
+        self._documents_limit = 50_000
         self._lock = threading.Lock()
 
     @staticmethod
@@ -104,10 +106,27 @@ class Embedder:
         return np.asarray(array / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
     def documents(self, texts: list[str]) -> np.ndarray:
-        """Unit-length embeddings of memory texts, shape (n, d)."""
+        """Unit-length embeddings of memory texts, shape (n, d); repeated texts embed once."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return self._normalise(self.embeddings.embed_documents(texts))
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._documents))
+        if missing:
+            fresh = self._normalise(self.embeddings.embed_documents(missing))
+            with self._lock:
+                if len(self._documents) + len(missing) > self._documents_limit:
+                    self._documents.clear()
+                self._documents.update(zip(missing, fresh, strict=True))
+        with self._lock:
+            found = [self._documents.get(t) for t in texts]
+        if any(v is None for v in found):  # evicted meanwhile: embed directly
+            return self._normalise(self.embeddings.embed_documents(texts))
+        return np.stack([v for v in found if v is not None])
+
+    def clear_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks time the model call too)."""
+        with self._lock:
+            self._cache.clear()
 
     def query(self, text: str) -> np.ndarray:
         """Unit-length embedding of one query, cached."""

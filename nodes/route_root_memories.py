@@ -25,10 +25,12 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
         )
         return {"trace": record(runtime, event)}
     store = context.store()
-    roots = namespace_roots(store, state.namespace, config.max_root_units, config.root_evidence)
+    roots, rule_vectors = namespace_roots(
+        store, state.namespace, config.max_root_units, config.root_evidence
+    )
     assert state.cues is not None
     active = route_roots(
-        store, roots, state.cues, store.embedder.query(state.query), config.root_threshold
+        roots, rule_vectors, state.cues, store.embedder.query(state.query), config.root_threshold
     )
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
     memories = store.get(state.namespace, evidence_ids)

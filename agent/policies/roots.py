@@ -24,7 +24,7 @@ _TOPICS = {
     MemoryKind.PLAN: "goals and plans",
     MemoryKind.RELATIONSHIP: "relationships",
 }
-_cache: dict[tuple[str, str, int, int, int], list[RootUnit]] = {}
+_cache: dict[tuple[str, str, int, int, int], tuple[list[RootUnit], np.ndarray]] = {}
 
 
 def _subject(memory: MemoryUnit) -> str:
@@ -61,8 +61,8 @@ def build_roots(units: Sequence[MemoryUnit], max_units: int, evidence: int) -> l
 
 def namespace_roots(
     store: MemoryStore, namespace: str, max_units: int, evidence: int
-) -> list[RootUnit]:
-    """Root units of a namespace, rebuilt only after the namespace changes."""
+) -> tuple[list[RootUnit], np.ndarray]:
+    """Root units of a namespace and their rules' embeddings, rebuilt only after it changes."""
     key = (
         str(store.directory),
         namespace,
@@ -71,13 +71,14 @@ def namespace_roots(
         evidence,
     )
     if key not in _cache:
-        _cache[key] = build_roots(store.all_units(namespace), max_units, evidence)
+        roots = build_roots(store.all_units(namespace), max_units, evidence)
+        _cache[key] = (roots, store.embedder.documents([r.rule for r in roots]))
     return _cache[key]
 
 
 def route_roots(
-    store: MemoryStore,
     roots: Sequence[RootUnit],
+    rule_vectors: np.ndarray,
     cues: QueryCues,
     query_vector: np.ndarray,
     threshold: float,
@@ -88,8 +89,8 @@ def route_roots(
     """
     named = {normalise_cue(p) for p in cues.people}
     active = []
-    for root in roots:
-        similarity = float(store.embedder.query(root.rule) @ query_vector)
+    for root, rule_vector in zip(roots, rule_vectors, strict=True):
+        similarity = float(rule_vector @ query_vector)
         person_named = normalise_cue(root.person) in named
         score = similarity + (0.3 if person_named else 0.0)
         if score >= threshold and (person_named or similarity >= threshold):

@@ -17,6 +17,7 @@ from langchain_core.embeddings import Embeddings
 
 from agent.memory import MemoryUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from agent.store.ids import memory_id
 from agent.store.lexical import LexicalIndex
 from agent.store.relational import CueMatch, Edge, RelationalStore
 from agent.store.vectors import VectorIndex
@@ -86,6 +87,39 @@ class MemoryStore:
             self._vector_cache.update({unit.id: vectors[i] for i, unit in enumerate(new)})
             self.relational.insert_units(new)
             return [u.id for u in new]
+
+    def clone_namespace(self, source: str, target: str) -> int:
+        """Copy a namespace — vectors, units, cues, edges — under new ids; returns the count.
+
+        Benchmarks use it to grow a store or to give every record its own copy of shared
+        filler without embedding and linking the same text again.
+        """
+        with self._write_lock:
+            if self.count_units(target):
+                raise ValueError(f"namespace {target!r} is not empty")
+            units = self.all_units(source)
+            ids = {u.id: memory_id(target, u.provenance, u.text) for u in units}
+            vectors = self.embeddings(source, [u.id for u in units])
+            self.vectors.upsert(
+                target,
+                [ids[u.id] for u in units],
+                np.stack([vectors[u.id] for u in units]),
+                [u.text for u in units],
+            )
+            self.relational.copy_namespace(source, target, ids)
+            return len(units)
+
+    def drop_namespace(self, namespace: str) -> int:
+        """Delete a whole namespace from every channel; returns how many units it held.
+
+        The SQLite rows go first, so a crash in between leaves only invisible vectors.
+        """
+        with self._write_lock:
+            ids = self.relational.drop_namespace(namespace)
+            self.vectors.drop(namespace)
+            for mid in ids:
+                self._vector_cache.pop(mid, None)
+            return len(ids)
 
     # --- reads -----------------------------------------------------------------------------
 

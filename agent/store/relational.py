@@ -342,6 +342,61 @@ class RelationalStore:
         rows = self._rows(sql, [*leading, *params, exclude, k])
         return [CueMatch(str(r[0]), int(r[1]), float(r[2]) / 86400.0) for r in rows]
 
+    def drop_namespace(self, namespace: str) -> list[str]:
+        """Delete every unit, cue entry and edge of the namespace; returns the unit ids."""
+        with self.transaction() as db:
+            ids = [
+                str(r[0])
+                for r in db.execute("SELECT id FROM units WHERE namespace = ?", (namespace,))
+            ]
+            db.execute("DELETE FROM edges WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
+            db.execute(
+                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
+                (namespace,),
+            )
+        for mid in ids:
+            self._unit_cache.pop(mid, None)
+        return ids
+
+    def copy_namespace(self, source: str, target: str, ids: dict[str, str]) -> None:
+        """Copy units, cue entries and edges of ``source`` into the empty ``target``.
+
+        ``ids`` maps every source id to its id in the target namespace.
+        """
+        if self.count_units(target):
+            raise ValueError(f"namespace {target!r} is not empty")
+        with self.transaction() as db:
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS id_map (old TEXT PRIMARY KEY, new TEXT)")
+            db.execute("DELETE FROM id_map")
+            db.executemany("INSERT INTO id_map VALUES (?, ?)", list(ids.items()))
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
+            db.execute(
+                "INSERT INTO units SELECT m.new, ?, u.seq + ?, u.text, u.kind, u.people, "
+                "u.places, u.t_start, u.t_end, u.session_id, u.turn_ids, u.speaker, "
+                "u.session_time FROM units u JOIN id_map m ON m.old = u.id "
+                "WHERE u.namespace = ?",
+                (target, seq, source),
+            )
+            db.execute(
+                "INSERT INTO cues SELECT ?, c.kind, c.value, m.new FROM cues c "
+                "JOIN id_map m ON m.old = c.unit_id WHERE c.namespace = ?",
+                (target, source),
+            )
+            db.execute(
+                "INSERT INTO edges SELECT ?, a.new, b.new, e.type, e.weight FROM edges e "
+                "JOIN id_map a ON a.old = e.src JOIN id_map b ON b.old = e.dst "
+                "WHERE e.namespace = ?",
+                (target, source),
+            )
+            db.execute(
+                "INSERT INTO namespaces (namespace, generation) VALUES (?, 1) "
+                "ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1",
+                (target,),
+            )
+            db.execute("DELETE FROM id_map")
+
     # --- edges -----------------------------------------------------------------------------
 
     def edges_touching(self, ids: Iterable[str], edge_type: str) -> list[Edge]:

@@ -124,6 +124,16 @@ class VectorIndex:
             for mid, vec in zip(result["ids"], vectors, strict=True)
         }
 
+    def drop(self, namespace: str) -> None:
+        """Delete the namespace's collection."""
+        with self._lock:
+            self._collections.pop(namespace, None)
+            try:
+                self._client.delete_collection(collection_name(namespace))
+            except Exception as error:  # Chroma raises different types for "does not exist"
+                if "does not exist" not in str(error).lower():
+                    raise
+
     def count(self, namespace: str) -> int:
         """Vectors stored for the namespace."""
         return int(self._collection(namespace).count())

@@ -119,3 +119,29 @@ def test_query_embeddings_are_cached(demo_store: MemoryStore) -> None:
     first = demo_store.embedder.query("what did Maya bake?")
     assert demo_store.embedder.query("what did Maya bake?") is first
     assert np.isclose(np.linalg.norm(first), 1.0)
+
+
+def test_clone_namespace_copies_everything_under_new_ids(demo_store: MemoryStore) -> None:
+    copied = demo_store.clone_namespace(DEMO_NAMESPACE, "demo-copy")
+    source = demo_store.all_units(DEMO_NAMESPACE)
+    clone = demo_store.all_units("demo-copy")
+    assert copied == len(source) == len(clone)
+    assert [u.text for u in clone] == [u.text for u in source]
+    assert not {u.id for u in clone} & {u.id for u in source}
+    assert demo_store.count_edges("demo-copy") == demo_store.count_edges(DEMO_NAMESPACE)
+    assert demo_store.vectors.count("demo-copy") == len(source)
+    hit = demo_store.search_semantic("demo-copy", "allergic to seafood", 1)[0][0]
+    assert hit in {u.id for u in clone}
+    with pytest.raises(ValueError, match="not empty"):
+        demo_store.clone_namespace(DEMO_NAMESPACE, "demo-copy")
+
+
+def test_drop_namespace_removes_every_channel(demo_store: MemoryStore) -> None:
+    demo_store.clone_namespace(DEMO_NAMESPACE, "demo-dropped")
+    assert demo_store.drop_namespace("demo-dropped") == demo_store.count_units(DEMO_NAMESPACE)
+    assert demo_store.count_units("demo-dropped") == 0
+    assert demo_store.count_edges("demo-dropped") == {}
+    assert demo_store.search_semantic("demo-dropped", "allergic to seafood", 5) == []
+    assert demo_store.search_lexical("demo-dropped", "allergic seafood", 5) == []
+    assert demo_store.search_cues("demo-dropped", people=["Maya"], k=5) == []
+    assert demo_store.count_units(DEMO_NAMESPACE) > 0

@@ -1,0 +1,1 @@
+"""Benchmark harness: LoCoMo evidence recall, PrefEval preference recall, latency and scale."""

@@ -1,0 +1,187 @@
+"""``ripplegraph bench …``: run a benchmark, print its table, write JSON, Markdown and charts."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agent.context import Context
+from agent.eval import report
+from agent.eval.systems import SYSTEMS
+
+bench = typer.Typer(help="Benchmarks, side by side with the baselines, in one run.")
+console = Console()
+errors = Console(stderr=True)
+
+ResultsOption = Annotated[
+    Path, typer.Option("--results", help="Folder for JSON, Markdown and PNG results.")
+]
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", help="Bench store directory (reused if present) [default: temp]."),
+]
+SystemsOption = Annotated[
+    str, typer.Option("--systems", help="Comma-separated systems: " + ", ".join(SYSTEMS))
+]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", help="Only the first N questions (or records per form).")
+]
+OutOption = Annotated[Path | None, typer.Option("--out", help="Also write the JSON here.")]
+ChartsOption = Annotated[bool, typer.Option("--charts/--no-charts", help="Write PNG charts.")]
+DEFAULT_RESULTS = Path("benchmarks/results")
+ALL_SYSTEMS = ",".join(SYSTEMS)
+
+
+def _systems(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        errors.print(f"[red]error:[/red] unknown systems {unknown}; choose from {SYSTEMS}")
+        raise typer.Exit(code=2)
+    return names
+
+
+@contextmanager
+def _store(store: Path | None) -> Iterator[Context]:
+    if store is not None:
+        yield Context(store_dir=str(store))
+        return
+    with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
+        yield Context(store_dir=str(Path(scratch) / "store"))
+
+
+@contextmanager
+def _progress(label: str, total: int) -> Iterator[Callable[[], None]]:
+    with Progress(
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda: progress.advance(task)
+
+
+def _publish(
+    name: str,
+    results: dict[str, Any],
+    markdown: str,
+    chart: Callable[[dict[str, Any], Path], None],
+    results_dir: Path,
+    out: Path | None,
+    charts: bool,
+) -> None:
+    summary = {k: v for k, v in results.items() if k != "details"}
+    report.write_json(summary, results_dir / f"{name}.json")
+    if "details" in results:
+        report.write_json(results["details"], results_dir / f"{name}-questions.json")
+    (results_dir / f"{name}.md").write_text(markdown + "\n", encoding="utf-8")
+    if out is not None:
+        report.write_json(summary, out)
+    if charts:
+        chart(results, results_dir / f"{name}.png")
+    console.print(Markdown(markdown))
+    console.print(f"results: {results_dir}/{name}.{{json,md{',png' if charts else ''}}}")
+
+
+@bench.command("locomo")
+def locomo(
+    data: Annotated[Path, typer.Option("--data", help="LoCoMo locomo10.json-format file.")],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+) -> None:
+    """Evidence recall R@K / All@K per category, latency and context size, per system."""
+    from agent.eval.locomo import ingest_conversations, load_locomo, run_locomo
+
+    names = _systems(systems)
+    dataset = load_locomo(data, limit)
+    with _store(store) as context:
+        errors.print(f"ingesting {dataset.counts['turns']} turns …")
+        ingest_conversations(dataset, context)
+        with _progress("locomo", len(names) * len(dataset.questions)) as advance:
+            results = run_locomo(dataset, context, names, advance)
+    _publish(
+        "locomo",
+        results,
+        report.locomo_markdown(results),
+        report.locomo_chart,
+        results_dir,
+        out,
+        charts,
+    )
+
+
+@bench.command("prefeval")
+def prefeval(
+    data: Annotated[Path, typer.Option("--data", help="PrefEval benchmark_dataset folder.")],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    fillers: Annotated[str, typer.Option("--fillers", help="Filler turn counts N.")] = "10,100,300",
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+) -> None:
+    """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
+    from agent.eval.prefeval import FORMS, run_prefeval
+
+    names = _systems(systems)
+    counts = tuple(int(n) for n in fillers.split(","))
+    per_form = limit if limit is not None else 527
+    with (
+        _store(store) as context,
+        _progress("prefeval", len(counts) * per_form * len(FORMS)) as advance,
+    ):
+        results = run_prefeval(data, context, names, counts, limit, advance)
+    _publish(
+        "prefeval",
+        results,
+        report.prefeval_markdown(results),
+        report.prefeval_chart,
+        results_dir,
+        out,
+        charts,
+    )
+
+
+@bench.command("latency")
+def latency(
+    data: Annotated[Path, typer.Option("--data", help="LoCoMo file whose turns are replicated.")],
+    units: Annotated[str, typer.Option("--units", help="Store sizes.")] = "1000,10000,100000",
+    queries: Annotated[int, typer.Option("--queries", help="Timed questions per size.")] = 50,
+    store: StoreOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+) -> None:
+    """Ingest throughput, recall p50/p95 per node at each size, and the raw floor."""
+    from agent.eval.latency import run_latency
+    from agent.eval.locomo import load_locomo
+
+    sizes = [int(n) for n in units.split(",")]
+    dataset = load_locomo(data)
+    with _store(store) as context, _progress("latency", len(sizes)) as advance:
+        results = run_latency(context, dataset, sizes, queries, advance)
+    _publish(
+        "latency",
+        results,
+        report.latency_markdown(results),
+        report.latency_chart,
+        results_dir,
+        out,
+        charts,
+    )

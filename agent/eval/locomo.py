@@ -1,0 +1,152 @@
+"""LoCoMo evidence recall: does the retrieved set hold the turns the answer needs.
+
+One memory unit per turn (offline extraction), one namespace per conversation, questions of
+categories 1–4.  Retrieved units map to turn ids through their provenance (ordered,
+deduplicated), so LLM-extracted units that span several turns are measured the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.context import Context
+from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
+from agent.eval.systems import make_systems
+from agent.graph import ingest_graph
+from agent.ingest_files import load_sessions
+from agent.memory import Session
+from agent.policies.assembly import estimate_tokens
+from agent.state import IngestInput
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+
+
+def normalise_evidence(raw: list[Any]) -> list[str]:
+    """Split "D8:6; D9:17", repair "D:11:26" and "D30:05"; drop what has no turn number."""
+    ids: list[str] = []
+    for item in raw:
+        for match in _EVIDENCE_ID.finditer(str(item)):
+            ids.append(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return list(dict.fromkeys(ids))
+
+
+@dataclass
+class Question:
+    """One benchmark question with its gold turn ids."""
+
+    namespace: str
+    text: str
+    category: str
+    gold: list[str]
+
+
+@dataclass
+class LocomoData:
+    """Conversations as sessions per namespace, questions, and what normalisation dropped."""
+
+    sessions: dict[str, list[Session]]
+    questions: list[Question]
+    dropped_ids: int = 0
+    questions_without_gold: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
+    """Read a ``locomo10.json``-format file: sessions per conversation and the questions."""
+    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    everything = load_sessions(path)
+    data = LocomoData(sessions={}, questions=[])
+    for sample in samples:
+        namespace = str(sample["sample_id"])
+        sessions = [s for s in everything if s.id.startswith(f"{namespace}/")]
+        data.sessions[namespace] = sessions
+        turns = {t.id for s in sessions for t in s.turns}
+        for qa in sample.get("qa", []):
+            category = CATEGORIES.get(int(qa.get("category", 0)))
+            if category is None:
+                continue
+            raw = normalise_evidence(qa.get("evidence", []))
+            gold = [turn for turn in raw if turn in turns]
+            data.dropped_ids += len(raw) - len(gold) + (len(qa.get("evidence", [])) == 0)
+            if not gold:
+                data.questions_without_gold += 1
+                continue
+            data.questions.append(Question(namespace, str(qa["question"]), category, gold))
+    if limit is not None:
+        data.questions = data.questions[:limit]
+        used = {q.namespace for q in data.questions}
+        data.sessions = {ns: s for ns, s in data.sessions.items() if ns in used}
+    data.counts = {
+        "conversations": len(data.sessions),
+        "turns": sum(len(t.turns) for s in data.sessions.values() for t in s),
+        "questions": len(data.questions),
+        "dropped_evidence_ids": data.dropped_ids,
+        "questions_without_gold": data.questions_without_gold,
+    }
+    return data
+
+
+def ingest_conversations(data: LocomoData, context: Context) -> float:
+    """Write every conversation into its namespace (a no-op when already stored); seconds."""
+    started = time.perf_counter()
+    for namespace, sessions in data.sessions.items():
+        ingest_graph.invoke(IngestInput(namespace=namespace, sessions=sessions), context=context)
+    return time.perf_counter() - started
+
+
+def run_locomo(
+    data: LocomoData,
+    context: Context,
+    systems: tuple[str, ...],
+    advance: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Score each system per category and overall, with latency and context size."""
+    store = context.store()
+    results: dict[str, Any] = {"systems": {}, "data": data.counts, "details": {}}
+    depth = max(KS)
+    for system in make_systems(store, context, systems):
+        per_category: dict[str, dict[str, list[float]]] = {}
+        latencies: list[float] = []
+        tokens: dict[int, list[float]] = {k: [] for k in KS}
+        details = []
+        for question in data.questions:
+            store.embedder.clear_cache()
+            started = time.perf_counter()
+            ids = system.retrieve(question.namespace, question.text, depth)
+            latencies.append((time.perf_counter() - started) * 1000)
+            units = store.get(question.namespace, ids)
+            ordered = [units[mid] for mid in ids if mid in units]
+            turns = list(dict.fromkeys(t for u in ordered for t in u.provenance.turn_ids))
+            for k in KS:
+                tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
+            for bucket in (question.category, "overall"):
+                scores = per_category.setdefault(bucket, {})
+                for k in KS:
+                    scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
+                    scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
+            details.append(
+                {
+                    "namespace": question.namespace,
+                    "question": question.text,
+                    "category": question.category,
+                    "gold": question.gold,
+                    "retrieved": turns[:depth],
+                }
+            )
+            advance()
+        results["systems"][system.name] = {
+            bucket: {metric: mean(values) for metric, values in scores.items()}
+            for bucket, scores in per_category.items()
+        } | {
+            "latency_ms": percentiles(latencies),
+            "context_tokens": {f"@{k}": mean(v) for k, v in tokens.items()},
+        }
+        results["details"][system.name] = details
+    return results

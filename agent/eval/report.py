@@ -1,0 +1,190 @@
+"""Benchmark reports: JSON, Markdown tables and PNG charts (matplotlib, the ``bench`` extra)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent.eval.locomo import CATEGORIES
+
+LOCOMO_COLUMNS = (
+    ("multi-hop", "All@30"),
+    ("multi-hop", "R@10"),
+    ("temporal", "R@10"),
+    ("open-domain", "R@10"),
+    ("single-hop", "R@10"),
+    ("overall", "R@10"),
+    ("overall", "All@30"),
+)
+
+
+def write_json(results: dict[str, Any], path: Path) -> None:
+    """Results as indented JSON (parents created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _cell(scores: dict[str, Any], category: str, metric: str) -> str:
+    value = scores.get(category, {}).get(metric)
+    return "–" if value is None else f"{value:.3f}"
+
+
+def locomo_markdown(results: dict[str, Any]) -> str:
+    """Systems × (category, metric) with latency and context size."""
+    header = [
+        "system",
+        *[f"{cat} {metric}" for cat, metric in LOCOMO_COLUMNS],
+        "p50 ms",
+        "p95 ms",
+        "tokens@30",
+    ]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for name, scores in results["systems"].items():
+        cells = [name, *[_cell(scores, cat, metric) for cat, metric in LOCOMO_COLUMNS]]
+        cells += [
+            f"{scores['latency_ms']['p50']:.1f}",
+            f"{scores['latency_ms']['p95']:.1f}",
+            f"{scores['context_tokens']['@30']:.0f}",
+        ]
+        lines.append(_row(cells))
+    data = results["data"]
+    lines.append("")
+    lines.append(
+        f"{data['questions']} questions (categories {', '.join(CATEGORIES.values())}) over "
+        f"{data['conversations']} conversations, {data['turns']} turns; "
+        f"{data['dropped_evidence_ids']} evidence ids matched no turn and were dropped, "
+        f"{data['questions_without_gold']} questions were left without gold and skipped."
+    )
+    return "\n".join(lines)
+
+
+def prefeval_markdown(results: dict[str, Any]) -> str:
+    """Systems × (form, N) Hit@5, Hit@10 in parentheses."""
+    buckets = list(next(iter(results["systems"].values())))
+    lines = [_row(["system", *buckets]), _row(["---"] * (len(buckets) + 1))]
+    for name, scores in results["systems"].items():
+        cells = [f"{scores[b]['Hit@5']:.3f} ({scores[b]['Hit@10']:.3f})" for b in buckets]
+        lines.append(_row([name, *cells]))
+    records = results["data"]["records"]
+    lines.append("")
+    lines.append(
+        "Hit@5 (Hit@10); records per form: "
+        + ", ".join(f"{form} {n}" for form, n in records.items())
+    )
+    return "\n".join(lines)
+
+
+def latency_markdown(results: dict[str, Any]) -> str:
+    """Recall timings per store size beside the floor."""
+    header = ["units", "recall p50 ms", "recall p95 ms", "floor p50 ms", "ratio", "slowest node"]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for size in results["sizes"].values():
+        nodes = size["per_node_ms"]
+        slowest = max(nodes, key=lambda n: nodes[n]["p50"]) if nodes else "-"
+        lines.append(
+            _row(
+                [
+                    str(size["units"]),
+                    f"{size['recall_ms']['p50']:.1f}",
+                    f"{size['recall_ms']['p95']:.1f}",
+                    f"{size['floor_ms']['sum_p50']:.1f}",
+                    f"{size['ratio_to_floor']}×",
+                    f"{slowest} ({nodes[slowest]['p50']:.1f})" if nodes else "-",
+                ]
+            )
+        )
+    ingest = results["ingest"]
+    lines.append("")
+    lines.append(
+        f"Ingest: {ingest['units']} units in {ingest['seconds']} s "
+        f"({ingest['units_per_second']} units/s). Floor = embed the question and take Chroma's "
+        "top 10, plus BM25's top 10, on the same namespace."
+    )
+    return "\n".join(lines)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise RuntimeError(
+            "charts need matplotlib: pip install 'ripplegraph[bench]' (or --no-charts)"
+        ) from error
+    return plt
+
+
+def bar_chart(
+    title: str, series: dict[str, dict[str, float]], path: Path, ylabel: str = "score"
+) -> None:
+    """Grouped bars: one group per system, one bar per metric."""
+    plt = _pyplot()
+    systems = list(series)
+    metrics = list(next(iter(series.values())))
+    width = 0.8 / max(1, len(metrics))
+    figure, axis = plt.subplots(figsize=(max(6, len(systems) * 1.1), 4))
+    for index, metric in enumerate(metrics):
+        axis.bar(
+            [i + index * width for i in range(len(systems))],
+            [series[s][metric] for s in systems],
+            width,
+            label=metric,
+        )
+    axis.set_xticks([i + width * (len(metrics) - 1) / 2 for i in range(len(systems))])
+    axis.set_xticklabels(systems, rotation=30, ha="right")
+    axis.set_ylabel(ylabel)
+    axis.set_title(title)
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def locomo_chart(results: dict[str, Any], path: Path) -> None:
+    """Multi-hop All@30, single-hop R@10 and overall R@10 per system."""
+    series = {
+        name: {
+            "multi-hop All@30": s.get("multi-hop", {}).get("All@30", 0.0),
+            "single-hop R@10": s.get("single-hop", {}).get("R@10", 0.0),
+            "overall R@10": s["overall"]["R@10"],
+        }
+        for name, s in results["systems"].items()
+    }
+    bar_chart("LoCoMo dev evidence recall", series, path)
+
+
+def prefeval_chart(results: dict[str, Any], path: Path) -> None:
+    """Hit@5 per system for every (form, N)."""
+    series = {
+        name: {bucket: v["Hit@5"] for bucket, v in s.items()}
+        for name, s in results["systems"].items()
+    }
+    bar_chart("PrefEval dev Hit@5", series, path, ylabel="Hit@5")
+
+
+def latency_chart(results: dict[str, Any], path: Path) -> None:
+    """Recall p50 and the floor against store size."""
+    plt = _pyplot()
+    sizes = list(results["sizes"].values())
+    units = [s["units"] for s in sizes]
+    figure, axis = plt.subplots(figsize=(6, 4))
+    axis.plot(units, [s["recall_ms"]["p50"] for s in sizes], marker="o", label="recall p50")
+    axis.plot(units, [s["recall_ms"]["p95"] for s in sizes], marker="o", label="recall p95")
+    axis.plot(units, [s["floor_ms"]["sum_p50"] for s in sizes], marker="o", label="floor p50")
+    axis.set_xscale("log")
+    axis.set_xlabel("units in store")
+    axis.set_ylabel("ms")
+    axis.set_title("Recall latency vs store size")
+    axis.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

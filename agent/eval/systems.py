@@ -1,0 +1,89 @@
+"""The systems a benchmark compares, each returning a ranked list of memory ids.
+
+Baselines are what a user would otherwise pick: BM25, dense cosine, and their reciprocal-rank
+fusion.  The RippleGraph systems run the real recall graph under a named recipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agent.context import Context
+from agent.graph import recall_graph
+from agent.recall_config import RecipeName
+from agent.state import RecallInput, RecallOutput
+from agent.store import MemoryStore
+
+RRF_K = 60
+BASELINE_DEPTH = 100
+GRAPH_SYSTEMS: dict[str, RecipeName] = {
+    "first_hop": "first_hop",
+    "ripplegraph": "full",
+    "no_expansion": "no_expansion",
+    "no_structural": "no_structural",
+    "no_planning": "no_planning",
+    "no_roots": "no_roots",
+    "no_counterfactual": "no_counterfactual",
+}
+SYSTEMS = ("bm25", "dense", "hybrid", *GRAPH_SYSTEMS)
+
+
+@dataclass(frozen=True)
+class System:
+    """A named retriever: (namespace, question, k) → ranked memory ids."""
+
+    name: str
+    retrieve: Callable[[str, str, int], list[str]]
+
+
+def reciprocal_rank_fusion(*rankings: list[str], k: int = RRF_K) -> list[str]:
+    """Fuse rankings by Σ 1/(k + rank); ties broken by first appearance."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, mid in enumerate(ranking, start=1):
+            scores[mid] = scores.get(mid, 0.0) + 1.0 / (k + rank)
+    order = {mid: i for i, mid in enumerate(dict.fromkeys(m for r in rankings for m in r))}
+    return sorted(scores, key=lambda mid: (-scores[mid], order[mid]))
+
+
+def make_systems(store: MemoryStore, context: Context, names: tuple[str, ...]) -> list[System]:
+    """The requested systems over one store."""
+
+    def bm25(namespace: str, question: str, k: int) -> list[str]:
+        return [mid for mid, _ in store.search_lexical(namespace, question, k)]
+
+    def dense(namespace: str, question: str, k: int) -> list[str]:
+        return [mid for mid, _ in store.search_semantic(namespace, question, k)]
+
+    def hybrid(namespace: str, question: str, k: int) -> list[str]:
+        depth = max(k, BASELINE_DEPTH)
+        fused = reciprocal_rank_fusion(
+            bm25(namespace, question, depth), dense(namespace, question, depth)
+        )
+        return fused[:k]
+
+    def graph(recipe: RecipeName) -> Callable[[str, str, int], list[str]]:
+        def run(namespace: str, question: str, k: int) -> list[str]:
+            run_context = dataclasses.replace(
+                context, recall_recipe=recipe, evidence_k=k, context_tokens=100_000
+            )
+            raw = recall_graph.invoke(
+                RecallInput(query=question, namespace=namespace), context=run_context
+            )
+            return [e.memory.id for e in RecallOutput.model_validate(raw).evidence]
+
+        return run
+
+    builtin: dict[str, Callable[[str, str, int], list[str]]] = {
+        "bm25": bm25,
+        "dense": dense,
+        "hybrid": hybrid,
+    }
+    for name, recipe in GRAPH_SYSTEMS.items():
+        builtin[name] = graph(recipe)
+    unknown = [n for n in names if n not in builtin]
+    if unknown:
+        raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+    return [System(name, builtin[name]) for name in names]

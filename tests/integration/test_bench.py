@@ -1,0 +1,138 @@
+"""Smoke tests of every bench command on a tiny slice (real store, real graph)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from agent.eval.locomo import normalise_evidence
+from agent.eval.systems import reciprocal_rank_fusion
+
+pytestmark = pytest.mark.integration
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def test_evidence_ids_are_normalised() -> None:
+    assert normalise_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D"]) == [
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D30:5",
+    ]
+
+
+def test_reciprocal_rank_fusion() -> None:
+    assert reciprocal_rank_fusion(["a", "b", "c"], ["c", "a"]) == ["a", "c", "b"]
+
+
+def write_locomo(path: Path) -> Path:
+    sample = {
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Calvin",
+            "speaker_b": "Dave",
+            "session_1_date_time": "2:00 pm on 3 March, 2023",
+            "session_1": [
+                {"speaker": "Calvin", "dia_id": "D1:1", "text": "I bought a mansion in Japan!"},
+                {"speaker": "Dave", "dia_id": "D1:2", "text": "Wow, congratulations Calvin."},
+                {"speaker": "Calvin", "dia_id": "D1:3", "text": "We also adopted a puppy."},
+            ],
+            "session_2_date_time": "5:00 pm on 20 March, 2023",
+            "session_2": [
+                {"speaker": "Calvin", "dia_id": "D2:1", "text": "Last week I got a luxury car."},
+                {"speaker": "Dave", "dia_id": "D2:2", "text": "You had a big March, Calvin!"},
+            ],
+        },
+        "qa": [
+            {"question": "What did Calvin buy in March 2023?", "answer": "a mansion and a car",
+             "evidence": ["D1:1; D2:1"], "category": 1},
+            {"question": "Where is Calvin's mansion?", "answer": "Japan",
+             "evidence": ["D1:1", "D9:99"], "category": 4},
+            {"question": "Adversarial?", "evidence": [], "category": 5},
+        ],
+    }  # fmt: skip
+    path.write_text(json.dumps([sample]))
+    return path
+
+
+def test_bench_locomo_smoke(tmp_path: Path) -> None:
+    data = write_locomo(tmp_path / "locomo.json")
+    results = tmp_path / "results"
+    out = tmp_path / "out.json"
+    args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
+            "--results", str(results), "--out", str(out)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads(out.read_text())
+    assert set(summary["systems"]) >= {"bm25", "dense", "hybrid", "first_hop", "ripplegraph",
+                                       "no_expansion", "no_structural", "no_planning",
+                                       "no_roots", "no_counterfactual"}  # fmt: skip
+    assert summary["data"]["questions"] == 2 and summary["data"]["dropped_evidence_ids"] == 1
+    for scores in summary["systems"].values():
+        assert 0.0 <= scores["overall"]["R@10"] <= 1.0
+        assert scores["latency_ms"]["p50"] > 0
+    # Two gold turns, five turns in all: every system holds both in its top 10.
+    assert summary["systems"]["dense"]["multi-hop"]["All@10"] == 1.0
+    assert (results / "locomo.md").read_text().startswith("| system |")
+    assert (results / "locomo.png").stat().st_size > 1000
+
+
+def test_bench_latency_smoke(tmp_path: Path) -> None:
+    data = write_locomo(tmp_path / "locomo.json")
+    args = ["bench", "latency", "--data", str(data), "--units", "3,20", "--queries", "2",
+            "--store", str(tmp_path / "store"), "--results", str(tmp_path / "r")]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "r" / "latency.json").read_text())
+    assert summary["ingest"]["units"] == 5
+    assert summary["sizes"]["20"]["units"] == 20  # four copies of the five turns
+    assert summary["sizes"]["3"]["units"] == 3
+    assert summary["sizes"]["20"]["ratio_to_floor"] > 0
+    assert "first_hop_recall" in summary["sizes"]["20"]["per_node_ms"]
+
+
+def write_prefeval(root: Path) -> Path:
+    (root / "explicit_preference").mkdir(parents=True)
+    (root / "implicit_preference" / "choice-based").mkdir(parents=True)
+    (root / "implicit_preference" / "persona-driven").mkdir(parents=True)
+    pref = {
+        "preference": "I am vegan and never eat animal products.",
+        "question": "Can you suggest a dinner recipe for tonight?",
+        "explanation": "x",
+    }
+    (root / "explicit_preference" / "food.json").write_text(json.dumps([pref]))
+    choice = pref | {"conversation": {
+        "query": "Which cooking class should I take?",
+        "assistant_options": "1. Butchery 2. Plant-based cooking 3. Cheese making",
+        "user_selection": "Plant-based cooking, definitely, nothing with animals.",
+        "assistant_acknowledgment": "Great choice."}}  # fmt: skip
+    (root / "implicit_preference" / "choice-based" / "food.json").write_text(json.dumps([choice]))
+    persona = pref | {"persona": "a chef", "conversation": {
+        "0": {"user": "I run a small vegan bistro downtown.", "assistant": "Nice!"},
+        "1": {"user": "The weather is grey today.", "assistant": "Stay dry."}}}  # fmt: skip
+    (root / "implicit_preference" / "persona-driven" / "food.json").write_text(
+        json.dumps([persona])
+    )
+    filler = [{"conversation": [{"role": "user", "content": f"Tell me about topic {i}."}
+                                for i in range(12)]}]  # fmt: skip
+    (root / "filtered_inter_turns.json").write_text(json.dumps(filler))
+    return root
+
+
+def test_bench_prefeval_smoke(tmp_path: Path) -> None:
+    data = write_prefeval(tmp_path / "prefeval")
+    args = ["bench", "prefeval", "--data", str(data), "--fillers", "3,10",
+            "--systems", "bm25,dense,ripplegraph", "--store", str(tmp_path / "store"),
+            "--results", str(tmp_path / "r"), "--no-charts"]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "r" / "prefeval.json").read_text())
+    assert set(summary["systems"]["dense"]) == {
+        f"{form}/N={n}" for form in ("explicit", "choice-based", "persona-driven") for n in (3, 10)
+    }
+    assert summary["systems"]["dense"]["explicit/N=3"]["Hit@5"] == 1.0
+    assert summary["data"]["records"] == {"explicit": 1, "choice-based": 1, "persona-driven": 1}
