@@ -36,7 +36,6 @@ class RecallConfig:
     counterfactual: bool = True
     max_anchors: int = 3
     top_n_per_channel: int = 5
-    activation_weight: float = 0.0
     root_threshold: float = 0.35
     max_root_units: int = 10
     root_evidence: int = 8

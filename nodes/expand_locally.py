@@ -30,7 +30,6 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
         hops=hops,
         top_n=config.top_n_per_channel,
         edge_types=edge_types,
-        activation_weight=config.activation_weight,
     )
     round_number = state.rounds + 1
     pool = {

@@ -53,35 +53,23 @@ def expand(
     hops: int,
     top_n: int,
     edge_types: Sequence[str] = (SEMANTIC, STRUCTURAL),
-    activation_weight: float = 0.0,
 ) -> list[Reached]:
-    """Breadth-first over typed edges from the anchors, then the best n per channel.
-
-    A candidate's score is its similarity to the target, plus the share of target cues it
-    carries, plus ``activation_weight`` times the activation spread to it from the anchors
-    (Σ over paths of the product of edge weights): memories that several anchors point to
-    strongly rank higher even when their wording is far from the question.
-    """
+    """Breadth-first over typed edges from the anchors, then the best n per channel."""
     paths: dict[str, list[str]] = {a: [a] for a in plan.anchors}
     strength: dict[str, float] = dict.fromkeys(plan.anchors, 1.0)
-    activation: dict[str, float] = dict.fromkeys(plan.anchors, 1.0)
     channels: dict[str, set[str]] = {}
     frontier = list(plan.anchors)
     for _ in range(hops):
         next_frontier: list[str] = []
-        spread: dict[str, float] = {}
         for edge in store.neighbours(namespace, frontier, edge_types):
             if edge.dst in plan.anchors:
                 continue
-            spread[edge.dst] = spread.get(edge.dst, 0.0) + activation[edge.src] * edge.weight
             if edge.dst not in paths:
                 paths[edge.dst] = [*paths[edge.src], edge.dst]
                 strength[edge.dst] = min(strength[edge.src], edge.weight)
                 next_frontier.append(edge.dst)
             if len(paths[edge.dst]) == len(paths[edge.src]) + 1:
                 channels.setdefault(edge.dst, set()).add(edge.type)
-        for mid, value in spread.items():
-            activation[mid] = activation.get(mid, 0.0) + value
         frontier = next_frontier
     candidates = [mid for mid in channels if mid not in exclude]
     memories = store.get(namespace, candidates)
@@ -89,7 +77,7 @@ def expand(
     reached: list[Reached] = []
     for mid, memory in memories.items():
         similarity = float(vectors[mid] @ target_vector) if mid in vectors else 0.0
-        score = similarity + cue_match(memory, plan) + activation_weight * activation[mid]
+        score = similarity + cue_match(memory, plan)
         for channel in sorted(channels[mid]):
             reached.append(Reached(memory, channel, paths[mid], strength[mid], score))
     kept: dict[str, Reached] = {}
