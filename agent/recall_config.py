@@ -36,7 +36,7 @@ class RecallConfig:
     counterfactual: bool = True
     max_anchors: int = 3
     top_n_per_channel: int = 5
-    root_threshold: float = 0.35
+    root_threshold: float = 0.5
     max_root_units: int = 10
     root_evidence: int = 8
     counterfactual_k: int = 5

@@ -82,16 +82,18 @@ def _publish(
     charts: bool,
 ) -> None:
     summary = {k: v for k, v in results.items() if k != "details"}
-    report.write_json(summary, results_dir / f"{name}.json")
+    stem = results_dir / f"bench_{name}"
+    report.write_json(summary, stem.with_suffix(".json"))
     if "details" in results:
-        report.write_json(results["details"], results_dir / f"{name}-questions.json")
-    (results_dir / f"{name}.md").write_text(markdown + "\n", encoding="utf-8")
+        # Per-question records quote the dataset: kept beside the results, never committed.
+        report.write_json(results["details"], results_dir / f"bench_{name}_questions.json")
+    stem.with_suffix(".md").write_text(markdown + "\n", encoding="utf-8")
     if out is not None:
         report.write_json(summary, out)
     if charts:
-        chart(results, results_dir / f"{name}.png")
+        chart(results, stem.with_suffix(".png"))
     console.print(Markdown(markdown))
-    console.print(f"results: {results_dir}/{name}.{{json,md{',png' if charts else ''}}}")
+    console.print(f"results: {stem}.{{json,md{',png' if charts else ''}}}")
 
 
 @bench.command("locomo")
@@ -105,7 +107,7 @@ def locomo(
     charts: ChartsOption = True,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
-    from agent.eval.locomo import ingest_conversations, load_locomo, run_locomo
+    from agent.eval.locomo import ingest_conversations, load_locomo, miss_analysis, run_locomo
 
     names = _systems(systems)
     dataset = load_locomo(data, limit)
@@ -114,6 +116,7 @@ def locomo(
         ingest_conversations(dataset, context)
         with _progress("locomo", len(names) * len(dataset.questions)) as advance:
             results = run_locomo(dataset, context, names, advance)
+        results["analysis"] = miss_analysis(dataset, context, results)
     _publish(
         "locomo",
         results,

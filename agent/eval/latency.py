@@ -1,5 +1,7 @@
 """Latency and scale: recall per node as the store grows, beside the raw retrieval floor.
 
+Timings are steady state: each namespace is queried once, untimed, before it is measured.
+
 The store grows by copying the LoCoMo conversations into new namespaces (vectors, cues and
 edges copied, not recomputed); ingest throughput is measured on the real ingest of the
 originals.  The floor is what any retriever pays for one query on the same namespace: embed
@@ -62,9 +64,15 @@ def time_recall(context: Context, data: LocomoData, copies: int, queries: int) -
     dense: list[float] = []
     lexical: list[float] = []
     questions = data.questions[:: max(1, len(data.questions) // queries)][:queries]
+    warm: set[str] = set()
     for index, question in enumerate(questions):
         copy = index % (copies + 1)
         namespace = f"{question.namespace}/copy{copy}" if copy else question.namespace
+        if namespace not in warm:
+            # Steady state, not cold start: open the collection and build the per-namespace
+            # caches (BM25, root units) once, untimed, for the floor and recall alike.
+            warm.add(namespace)
+            recall_graph.invoke(RecallInput(query="warm up", namespace=namespace), context=context)
         store.embedder.clear_cache()
         started = time.perf_counter()
         store.search_semantic(namespace, question.text, 10)

@@ -150,3 +150,57 @@ def run_locomo(
         }
         results["details"][system.name] = details
     return results
+
+
+def miss_analysis(
+    data: LocomoData, context: Context, results: dict[str, Any], system: str = "ripplegraph"
+) -> dict[str, Any]:
+    """Where the gold turns of multi-hop questions went, for ``system`` against the others.
+
+    For every gold turn ``system`` missed in its top 30: was it reachable, and in how many
+    hops over the typed edges, from what the system did retrieve?  And which system found it.
+    """
+    details = results["details"]
+    if system not in details:
+        return {}
+    store = context.store()
+    unit_of: dict[tuple[str, str], str] = {}
+    for namespace in data.sessions:
+        for unit in store.all_units(namespace):
+            for turn in unit.provenance.turn_ids:
+                unit_of[(namespace, turn)] = unit.id
+    hops: dict[str, int] = {}
+    found_by: dict[str, int] = {}
+    gold_total = missed = 0
+    for index, record in enumerate(details[system]):
+        if record["category"] != "multi-hop":
+            continue
+        namespace = record["namespace"]
+        retrieved = set(record["retrieved"][:30])
+        gold_total += len(record["gold"])
+        lost = [turn for turn in record["gold"] if turn not in retrieved]
+        missed += len(lost)
+        reached = {unit_of[(namespace, t)] for t in retrieved if (namespace, t) in unit_of}
+        for turn in lost:
+            for other, rows in details.items():
+                if other != system and turn in rows[index]["retrieved"][:30]:
+                    found_by[other] = found_by.get(other, 0) + 1
+            target = unit_of.get((namespace, turn))
+            frontier, seen, distance = set(reached), set(reached), 0
+            while frontier and target not in seen and distance < 3:
+                distance += 1
+                frontier = {
+                    e.dst
+                    for e in store.neighbours(namespace, frontier, ("semantic", "structural"))
+                    if e.dst not in seen
+                }
+                seen |= frontier
+            key = f"{distance} hop(s)" if target in seen else "more than 3 hops"
+            hops[key] = hops.get(key, 0) + 1
+    return {
+        "system": system,
+        "multi_hop_gold_turns": gold_total,
+        "missed_at_30": missed,
+        "missed_by_distance_from_retrieved": dict(sorted(hops.items())),
+        "missed_but_found_by": dict(sorted(found_by.items(), key=lambda kv: -kv[1])),
+    }

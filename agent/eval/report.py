@@ -60,6 +60,20 @@ def locomo_markdown(results: dict[str, Any]) -> str:
         f"{data['dropped_evidence_ids']} evidence ids matched no turn and were dropped, "
         f"{data['questions_without_gold']} questions were left without gold and skipped."
     )
+    analysis = results.get("analysis") or {}
+    if analysis:
+        lines.append("")
+        lines.append(
+            f"Misses of `{analysis['system']}` on multi-hop: {analysis['missed_at_30']} of "
+            f"{analysis['multi_hop_gold_turns']} gold turns not in its top 30; distance from "
+            "what it retrieved over the typed edges: "
+            + ", ".join(
+                f"{k}: {v}" for k, v in analysis["missed_by_distance_from_retrieved"].items()
+            )
+            + "; found instead by: "
+            + ", ".join(f"{k} {v}" for k, v in analysis["missed_but_found_by"].items())
+            + "."
+        )
     return "\n".join(lines)
 
 

@@ -83,16 +83,18 @@ def route_roots(
     query_vector: np.ndarray,
     threshold: float,
 ) -> list[tuple[RootUnit, float]]:
-    """Active units with their routing score: the query names the unit's person, or is close.
+    """Active units with their routing score (the query–rule cosine).
 
-    The score is the query–rule cosine plus 0.3 when the query names the unit's person.
+    Root units carry decision logic (RootMem routes them for recommendation, advice and
+    planning queries): a unit applies when a decision question names its person, or when any
+    question is as close to its rule as ``threshold``.  A factual question that merely names a
+    person does not pull in that person's whole standing context.
     """
     named = {normalise_cue(p) for p in cues.people}
     active = []
     for root, rule_vector in zip(roots, rule_vectors, strict=True):
         similarity = float(rule_vector @ query_vector)
-        person_named = normalise_cue(root.person) in named
-        score = similarity + (0.3 if person_named else 0.0)
-        if score >= threshold and (person_named or similarity >= threshold):
-            active.append((root, round(score, 4)))
+        decision_about_person = cues.decision and normalise_cue(root.person) in named
+        if decision_about_person or similarity >= threshold:
+            active.append((root, round(similarity, 4)))
     return sorted(active, key=lambda item: -item[1])

@@ -77,8 +77,9 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
         assert scores["latency_ms"]["p50"] > 0
     # Two gold turns, five turns in all: every system holds both in its top 10.
     assert summary["systems"]["dense"]["multi-hop"]["All@10"] == 1.0
-    assert (results / "locomo.md").read_text().startswith("| system |")
-    assert (results / "locomo.png").stat().st_size > 1000
+    assert summary["analysis"]["multi_hop_gold_turns"] == 2
+    assert (results / "bench_locomo.md").read_text().startswith("| system |")
+    assert (results / "bench_locomo.png").stat().st_size > 1000
 
 
 def test_bench_latency_smoke(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_bench_latency_smoke(tmp_path: Path) -> None:
             "--store", str(tmp_path / "store"), "--results", str(tmp_path / "r")]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
-    summary = json.loads((tmp_path / "r" / "latency.json").read_text())
+    summary = json.loads((tmp_path / "r" / "bench_latency.json").read_text())
     assert summary["ingest"]["units"] == 5
     assert summary["sizes"]["20"]["units"] == 20  # four copies of the five turns
     assert summary["sizes"]["3"]["units"] == 3
@@ -130,7 +131,7 @@ def test_bench_prefeval_smoke(tmp_path: Path) -> None:
             "--results", str(tmp_path / "r"), "--no-charts"]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
-    summary = json.loads((tmp_path / "r" / "prefeval.json").read_text())
+    summary = json.loads((tmp_path / "r" / "bench_prefeval.json").read_text())
     assert set(summary["systems"]["dense"]) == {
         f"{form}/N={n}" for form in ("explicit", "choice-based", "persona-driven") for n in (3, 10)
     }
