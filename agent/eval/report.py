@@ -155,7 +155,7 @@ def bar_chart(
     axis.set_xticklabels(systems, rotation=30, ha="right")
     axis.set_ylabel(ylabel)
     axis.set_title(title)
-    axis.legend(fontsize="small")
+    axis.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
