@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.policies.assembly import rank, render, select
+from agent.policies.assembly import rank_pool, render, select
 from agent.state import RecallState, TraceEvent, budget_use, spent_after
 from agent.tracing import record
 
@@ -17,12 +17,7 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     context = resolve_context(runtime.context)
     limits = context.limits()
     store = context.store()
-    ranked = rank(
-        state.pool,
-        store.embedder.query(state.query),
-        store.embeddings(state.namespace, list(state.pool)),
-        context.recall_config(),
-    )
+    ranked = rank_pool(store, state.namespace, state.query, state.pool, context.recall_config())
     evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.policies.assembly import rank
+from agent.policies.assembly import rank_pool
 from agent.policies.sufficiency import OfflineSufficiency
 from agent.state import RecallState, TraceEvent, spent_after
 from agent.tracing import record
@@ -22,12 +22,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     limits = context.limits()
     store = context.store()
     assert state.cues is not None
-    ranked = rank(
-        state.pool,
-        store.embedder.query(state.query),
-        store.embeddings(state.namespace, list(state.pool)),
-        config,
-    )
+    ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
     can_refine = config.counterfactual and state.refinements < limits["refinements"]
     verdict = _policy.decide(
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine

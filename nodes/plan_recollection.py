@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.policies.assembly import rank
+from agent.policies.assembly import rank_pool
 from agent.policies.planning import plan_recollection as make_plan
 from agent.state import RecallState, TraceEvent, spent_after
 from agent.tracing import record
@@ -19,12 +19,7 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     config = context.recall_config()
     store = context.store()
     assert state.cues is not None
-    ranked = rank(
-        state.pool,
-        store.embedder.query(state.query),
-        store.embeddings(state.namespace, list(state.pool)),
-        config,
-    )
+    ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
     plan = make_plan(
         state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
     )

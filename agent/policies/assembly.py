@@ -12,6 +12,7 @@ import numpy as np
 
 from agent.recall_config import RecallConfig
 from agent.state import Evidence, RootUnit
+from agent.store import MemoryStore
 
 
 def estimate_tokens(text: str) -> int:
@@ -55,6 +56,13 @@ def rank(
         for mid, item in pool.items()
     ]
     return sorted(scored, key=lambda e: (-e.score, e.memory.id))
+
+
+def rank_pool(
+    store: MemoryStore, namespace: str, query: str, pool: dict[str, Evidence], config: RecallConfig
+) -> list[Evidence]:
+    """The pool ranked by ρ against the query (vectors come from the store's cache)."""
+    return rank(pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config)
 
 
 def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.eval.locomo import normalise_evidence
 from agent.eval.systems import reciprocal_rank_fusion
+from tests.locomo_sample import write_calvin
 
 pytestmark = pytest.mark.integration
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -29,38 +30,8 @@ def test_reciprocal_rank_fusion() -> None:
     assert reciprocal_rank_fusion(["a", "b", "c"], ["c", "a"]) == ["a", "c", "b"]
 
 
-def write_locomo(path: Path) -> Path:
-    sample = {
-        "sample_id": "conv-x",
-        "conversation": {
-            "speaker_a": "Calvin",
-            "speaker_b": "Dave",
-            "session_1_date_time": "2:00 pm on 3 March, 2023",
-            "session_1": [
-                {"speaker": "Calvin", "dia_id": "D1:1", "text": "I bought a mansion in Japan!"},
-                {"speaker": "Dave", "dia_id": "D1:2", "text": "Wow, congratulations Calvin."},
-                {"speaker": "Calvin", "dia_id": "D1:3", "text": "We also adopted a puppy."},
-            ],
-            "session_2_date_time": "5:00 pm on 20 March, 2023",
-            "session_2": [
-                {"speaker": "Calvin", "dia_id": "D2:1", "text": "Last week I got a luxury car."},
-                {"speaker": "Dave", "dia_id": "D2:2", "text": "You had a big March, Calvin!"},
-            ],
-        },
-        "qa": [
-            {"question": "What did Calvin buy in March 2023?", "answer": "a mansion and a car",
-             "evidence": ["D1:1; D2:1"], "category": 1},
-            {"question": "Where is Calvin's mansion?", "answer": "Japan",
-             "evidence": ["D1:1", "D9:99"], "category": 4},
-            {"question": "Adversarial?", "evidence": [], "category": 5},
-        ],
-    }  # fmt: skip
-    path.write_text(json.dumps([sample]))
-    return path
-
-
 def test_bench_locomo_smoke(tmp_path: Path) -> None:
-    data = write_locomo(tmp_path / "locomo.json")
+    data = write_calvin(tmp_path / "locomo.json")
     results = tmp_path / "results"
     out = tmp_path / "out.json"
     args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
@@ -83,7 +54,7 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
 
 
 def test_bench_latency_smoke(tmp_path: Path) -> None:
-    data = write_locomo(tmp_path / "locomo.json")
+    data = write_calvin(tmp_path / "locomo.json")
     args = ["bench", "latency", "--data", str(data), "--units", "3,20", "--queries", "2",
             "--store", str(tmp_path / "store"), "--results", str(tmp_path / "r")]  # fmt: skip
     run = CliRunner().invoke(app, args)

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from tests.locomo_sample import calvin_sample, write_calvin
 
 pytestmark = pytest.mark.integration
 LOCOMO_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -23,35 +24,13 @@ def last_json(output: str) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-SAMPLE = [
-    {
-        "sample_id": "conv-x",
-        "conversation": {
-            "speaker_a": "Calvin",
-            "speaker_b": "Dave",
-            "session_1_date_time": "2:00 pm on 3 March, 2023",
-            "session_1": [
-                {"speaker": "Calvin", "dia_id": "D1:1", "text": "I bought a mansion in Japan!"},
-                {"speaker": "Dave", "dia_id": "D1:2", "text": "Wow Calvin, congratulations."},
-            ],
-            "session_2_date_time": "5:00 pm on 20 March, 2023",
-            "session_2": [
-                {"speaker": "Calvin", "dia_id": "D2:1", "text": "Last week I got a luxury car."},
-                {"speaker": "Dave", "dia_id": "D2:2", "text": "You had a big March, Calvin!"},
-            ],
-        },
-    }
-]
-
-
 def test_ingest_json_summary_and_idempotence(tmp_path: Path) -> None:
-    data = tmp_path / "sample.json"
-    data.write_text(json.dumps(SAMPLE))
+    data = write_calvin(tmp_path / "sample.json")
     store = str(tmp_path / "store")
     code, output = run("ingest", str(data), "--namespace", "calvin", "--store", store, "--json")
     assert code == 0, output
     first = last_json(output)
-    assert first["units"] == 4 and first["new_units"] == 4
+    assert first["units"] == 5 and first["new_units"] == 5
     assert set(first["edges"]) == {"semantic", "structural"}
     assert first["edges"]["structural"] > 0
     assert first["seconds"] > 0
@@ -62,19 +41,18 @@ def test_ingest_json_summary_and_idempotence(tmp_path: Path) -> None:
 
 
 def test_bad_file_is_one_clear_error_and_writes_nothing(tmp_path: Path) -> None:
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps(SAMPLE))
+    good = write_calvin(tmp_path / "good.json")
     store = str(tmp_path / "store")
     run("ingest", str(good), "--namespace", "calvin", "--store", store, "--json")
     bad = tmp_path / "bad.json"
-    broken = json.loads(json.dumps(SAMPLE))
+    broken = calvin_sample()
     broken[0]["conversation"]["session_3"] = [{"speaker": "Calvin", "text": "new"}, 7]
     bad.write_text(json.dumps(broken))
     code, output = run("ingest", str(bad), "--namespace", "calvin", "--store", store, "--json")
     assert code == 2
     assert "session_3[1]: expected a turn object" in output
     code, output = run("ingest", str(good), "--namespace", "calvin", "--store", store, "--json")
-    assert last_json(output)["units"] == 4
+    assert last_json(output)["units"] == 5
 
 
 @pytest.mark.skipif(not LOCOMO_DEV.exists(), reason="LoCoMo dev data not beside the checkout")
