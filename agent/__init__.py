@@ -11,7 +11,7 @@ from agent.graph import (
 )
 from agent.memory import MemoryKind, MemoryUnit, Provenance, Session, TimeInterval, Turn
 from agent.store import MemoryStore, open_store
-from agent.tools import make_recall_tool
+from agent.tools import make_forget_tool, make_recall_tool
 
 __all__ = [
     "Context",
@@ -27,6 +27,7 @@ __all__ = [
     "build_recall_graph",
     "chat_graph",
     "ingest_graph",
+    "make_forget_tool",
     "make_recall_tool",
     "open_store",
     "recall_graph",

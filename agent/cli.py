@@ -26,7 +26,14 @@ from agent.ingest_files import IngestFileError, load_sessions
 from agent.memory import Session
 from agent.policies.answer import extractive_answer
 from agent.recall_config import RECIPES
-from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput, TraceEvent
+from agent.state import (
+    MAX_QUERY_CHARS,
+    IngestInput,
+    IngestOutput,
+    RecallInput,
+    RecallOutput,
+    TraceEvent,
+)
 from agent.store import StoreError
 
 app = typer.Typer(
@@ -43,7 +50,36 @@ StoreOption = Annotated[
         help="Store directory [default: $RIPPLEGRAPH_STORE or a per-user data directory].",
     ),
 ]
+ChromaOption = Annotated[
+    str | None,
+    typer.Option(
+        "--chroma-url",
+        envvar="RIPPLEGRAPH_CHROMA_URL",
+        help="Chroma server (http://host:port) for vectors instead of the embedded store.",
+    ),
+]
+NamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace to use.")]
 _SESSIONS_PER_BATCH = 8
+
+
+def _context(store: Path | None, chroma_url: str | None, **settings: Any) -> Context:
+    """The run's Context from the common options."""
+    return Context(
+        store_dir=str(store or default_store_dir()), chroma_url=chroma_url or None, **settings
+    )
+
+
+def _fail(message: str) -> typer.Exit:
+    errors.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code=2)
+
+
+def _known_namespace(context: Context, namespace: str) -> None:
+    """Refuse a namespace the store never held: a typo must not read as "no memories"."""
+    known = context.store().relational.namespaces()
+    if namespace not in known:
+        listed = ", ".join(known[:20]) or "none yet"
+        raise _fail(f"unknown namespace {namespace!r} in {context.store_dir} (known: {listed})")
 
 
 def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
@@ -107,18 +143,18 @@ def _summary_table(summary: dict[str, object]) -> Table:
 @app.command()
 def ingest(
     file: Annotated[Path, typer.Argument(help="Sessions JSON (documented format) or LoCoMo.")],
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to write.")],
+    namespace: NamespaceOption,
     store: StoreOption = None,
+    chroma_url: ChromaOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
     try:
         sessions = load_sessions(file)
-        context = Context(store_dir=str(store or default_store_dir()))
+        context = _context(store, chroma_url)
         summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     except (IngestFileError, StoreError, ValueError) as error:
-        errors.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(code=2) from error
+        raise _fail(str(error)) from error
     if as_json:
         edges = summary["edges"]
         assert isinstance(edges, dict)
@@ -191,8 +227,9 @@ def _budget_line(result: RecallOutput) -> str:
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question to recall evidence for.")],
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to read.")],
+    namespace: NamespaceOption,
     store: StoreOption = None,
+    chroma_url: ChromaOption = None,
     recipe: Annotated[
         str, typer.Option("--recipe", help="Retrieval recipe: " + ", ".join(RECIPES))
     ] = "full",
@@ -211,22 +248,26 @@ def ask(
     ``ripplegraph trace THREAD_ID`` can replay its steps later.
     """
     if recipe not in RECIPES:
-        errors.print(f"[red]error:[/red] unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
-        raise typer.Exit(code=2)
-    context = Context(store_dir=str(store or default_store_dir()), recall_recipe=recipe)  # type: ignore[arg-type]
+        raise _fail(f"unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
+    if not question.strip():
+        raise _fail("the question is empty")
+    if len(question) > MAX_QUERY_CHARS:
+        raise _fail(
+            f"the question has {len(question):,} characters; the limit is {MAX_QUERY_CHARS:,}"
+        )
+    context = _context(store, chroma_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
     try:
+        _known_namespace(context, namespace)
         if context.store().count_units(namespace) == 0:
             errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
         with checkpointed_recall(Path(context.store_dir)) as graph:
             config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
             if graph.get_state(config).values:
-                errors.print(f"[red]error:[/red] thread {thread_id!r} already holds a recall")
-                raise typer.Exit(code=2)
+                raise _fail(f"thread {thread_id!r} already holds a recall")
             result = recall(question, namespace, context, graph, thread_id)
     except (StoreError, ValueError) as error:
-        errors.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(code=2) from error
+        raise _fail(str(error)) from error
     answer = extractive_answer(question, result.evidence)
     if as_json:
         payload = {
@@ -272,8 +313,7 @@ def show_trace(
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         history = list(graph.get_state_history(config))[::-1]
     if not history:
-        errors.print(f"[red]error:[/red] no stored thread {thread_id!r} in {store_dir}")
-        raise typer.Exit(code=2)
+        raise _fail(f"no stored thread {thread_id!r} in {store_dir}")
     table = Table(title=f"thread {thread_id}: {history[-1].values.get('query', '')}")
     for column in ("step", "checkpoint", "node", "decision", "reason", "budget after"):
         table.add_column(column, overflow="fold", no_wrap=column == "node")
@@ -298,11 +338,11 @@ def show_trace(
 
 
 @app.command("seed-demo")
-def seed_demo(store: StoreOption = None) -> None:
+def seed_demo(store: StoreOption = None, chroma_url: ChromaOption = None) -> None:
     """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
     from studio import DEMO_NAMESPACE, demo_sessions
 
-    context = Context(store_dir=str(store or default_store_dir()))
+    context = _context(store, chroma_url)
     summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
     console.print(_summary_table(summary))
     console.print(f"store: {context.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio")
@@ -336,17 +376,17 @@ def demo(
 
 @app.command()
 def calibrate(
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace to profile.")],
+    namespace: NamespaceOption,
     store: StoreOption = None,
+    chroma_url: ChromaOption = None,
 ) -> None:
     """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
     from agent.linking import similarity_profile
 
-    context = Context(store_dir=str(store or default_store_dir()))
+    context = _context(store, chroma_url)
     memory = context.store()
     if memory.count_units(namespace) < 2:
-        errors.print(f"[red]error:[/red] namespace {namespace!r} has fewer than two memories")
-        raise typer.Exit(code=2)
+        raise _fail(f"namespace {namespace!r} has fewer than two memories")
     profile = similarity_profile(memory, namespace)
     table = Table(title=f"cosine similarity in {namespace} ({context.embedding_model})")
     table.add_column("distribution")
@@ -357,6 +397,88 @@ def calibrate(
             table.add_row(name, quantile, f"{value:.3f}")
     console.print(table)
     console.print(f"current semantic threshold: {context.semantic_threshold}")
+
+
+@app.command()
+def forget(
+    namespace: NamespaceOption,
+    memory_id: Annotated[
+        list[str] | None, typer.Option("--memory-id", help="A memory id (repeatable).")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Every memory of a session.")
+    ] = None,
+    person: Annotated[
+        str | None, typer.Option("--person", help="Every memory naming or said by a person.")
+    ] = None,
+    everything: Annotated[bool, typer.Option("--all", help="The whole namespace.")] = False,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Forget memories everywhere: vectors, texts, BM25, cue index, edges, root evidence."""
+    context = _context(store, chroma_url)
+    try:
+        _known_namespace(context, namespace)
+        forgotten = context.store().forget(
+            namespace,
+            memory_ids=memory_id or (),
+            session=session,
+            person=person,
+            everything=everything,
+        )
+    except (StoreError, ValueError) as error:
+        raise _fail(str(error)) from error
+    remaining = context.store().count_units(namespace)
+    if as_json:
+        typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
+        return
+    console.print(f"forgot {len(forgotten)} memories in {namespace!r}; {remaining} remain")
+
+
+@app.command()
+def check(
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Remove leftovers and link pending memories.")
+    ] = False,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Cross-check the store: exit 0 when consistent, 1 when it holds broken references."""
+    from agent.linking import link_units
+
+    context = _context(store, chroma_url)
+    memory = context.store()
+    report = memory.check(repair=repair)
+    if repair:
+        for namespace, pending in report.pending_links.items():
+            link_units(memory, namespace, pending, context.linking())
+    if as_json:
+        payload = {
+            "consistent": report.consistent,
+            "units": report.units,
+            "namespaces": report.namespaces,
+            "problems": report.problems,
+            "leftovers": report.leftovers,
+            "pending_links": {ns: len(ids) for ns, ids in report.pending_links.items()},
+            "repaired": report.repaired,
+        }
+        typer.echo(json.dumps(payload))
+    else:
+        table = Table(title=f"store {context.store_dir}", show_header=False)
+        table.add_row("memory units", str(report.units))
+        table.add_row("namespaces with memories", str(report.namespaces))
+        for name, count in {**report.problems, **report.leftovers}.items():
+            table.add_row(name, str(count))
+        table.add_row(
+            "memories waiting for links", str(sum(map(len, report.pending_links.values())))
+        )
+        console.print(table)
+        verdict = "consistent" if report.consistent else "INCONSISTENT"
+        console.print(f"{verdict}" + (" (repaired)" if report.repaired else ""))
+    if not report.consistent and not repair:
+        raise typer.Exit(code=1)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,11 @@ class Context:
         metadata={"description": "Embeddings: 'local:all-MiniLM-L6-v2' or 'openai:<model>'."},
     )
     chroma_url: str | None = field(
-        default=None,
-        metadata={"description": "Chroma server URL (http://host:port); empty = embedded."},
+        default_factory=lambda: os.environ.get("RIPPLEGRAPH_CHROMA_URL") or None,
+        metadata={
+            "description": "Chroma server URL (http://host:port); empty = embedded "
+            "[default: $RIPPLEGRAPH_CHROMA_URL]."
+        },
     )
     semantic_threshold: float = field(
         default=MINILM_SEMANTIC_THRESHOLD,

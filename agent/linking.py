@@ -181,11 +181,15 @@ def structural_candidates(
 def link_units(
     store: MemoryStore, namespace: str, ids: Sequence[str], config: LinkingConfig
 ) -> dict[str, int]:
-    """Add semantic and structural edges for newly stored memories; net edges added by type."""
+    """Add semantic and structural edges for newly stored memories; net edges added by type.
+
+    Linking again is harmless (edges merge by b-matching), so units an interrupted ingest
+    left pending are simply linked on the next run and only then marked linked.
+    """
     if not ids:
         return dict.fromkeys(EDGE_TYPES, 0)
     with store.write_lock():
-        return {
+        added = {
             SEMANTIC: _commit(
                 store,
                 namespace,
@@ -201,6 +205,8 @@ def link_units(
                 config.max_edges_per_channel,
             ),
         }
+        store.relational.mark_linked(ids)
+        return added
 
 
 def similarity_profile(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,12 @@ class Embedder:
         if any(v is None for v in found):  # evicted meanwhile: embed directly
             return self._normalise(self.embeddings.embed_documents(texts))
         return np.stack([v for v in found if v is not None])
+
+    def forget(self, texts: Iterable[str]) -> None:
+        """Drop forgotten memory texts from the document cache."""
+        with self._lock:
+            for text in texts:
+                self._documents.pop(text, None)
 
     def clear_cache(self) -> None:
         """Forget cached query embeddings (benchmarks time the model call too)."""

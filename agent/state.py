@@ -43,6 +43,7 @@ class IngestState(IngestInput, IngestOutput):
     """The ingest graph's working state."""
 
     drafts: list[MemoryUnit] = Field(default_factory=list)
+    resumed_ids: list[str] = Field(default_factory=list)  # stored earlier, never linked
 
 
 # --- recall ----------------------------------------------------------------------------------
@@ -134,10 +135,15 @@ class Budget(BaseModel):
 Decision = Literal["stop", "expand", "refine"]
 
 
+MAX_QUERY_CHARS = 10_000  # a longer "question" is a document, not a query
+
+
 class RecallInput(BaseModel):
     """The recall graph's contract in: a question and whose memory to search."""
 
-    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=10_000)]
+    query: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS)
+    ]
     namespace: Namespace
     cues: QueryCues | None = None
 

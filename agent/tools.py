@@ -1,4 +1,4 @@
-"""Recall as a LangChain tool, for tool-calling agents (``create_react_agent`` and the like)."""
+"""Recall and forgetting as LangChain tools, for tool-calling agents and ``ToolNode``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,43 @@ def make_recall_tool(
 
     return StructuredTool.from_function(
         func=recall_memory,
+        name=name,
+        description=description,
+        response_format="content_and_artifact",
+    )
+
+
+_FORGET_DESCRIPTION = (
+    "Forget long-term memories for good when the user asks: give memory ids (from recall "
+    "evidence), or a session id, or a person's name. Returns how many memories were forgotten."
+)
+
+
+def make_forget_tool(
+    namespace: str | None = None,
+    context: Context | None = None,
+    *,
+    name: str = "forget_memory",
+    description: str = _FORGET_DESCRIPTION,
+) -> BaseTool:
+    """A tool that forgets memories by id, session or person in one fixed namespace.
+
+    As with recall, the model never chooses whose memory is touched, and it cannot wipe a
+    whole namespace: that stays an explicit operator action (``ripplegraph forget --all``).
+    """
+    run_context = context or Context()
+    tenant = namespace or run_context.namespace
+
+    def forget_memory(
+        memory_ids: list[str] | None = None, session: str | None = None, person: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        forgotten = run_context.store().forget(
+            tenant, memory_ids=memory_ids or (), session=session, person=person
+        )
+        return f"Forgot {len(forgotten)} memories.", {"forgotten": forgotten}
+
+    return StructuredTool.from_function(
+        func=forget_memory,
         name=name,
         description=description,
         response_format="content_and_artifact",

@@ -16,7 +16,8 @@ def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, An
     """Link new memories into the namespace's sparse typed graph."""
     context = resolve_context(runtime.context)
     store = context.store()
-    added = link_units(store, state.namespace, state.written_ids, context.linking())
+    ids = [*state.written_ids, *state.resumed_ids]
+    added = link_units(store, state.namespace, ids, context.linking())
     return {
         "edges_added": added,
         "units_total": store.count_units(state.namespace),
@@ -24,7 +25,7 @@ def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, An
             runtime,
             TraceEvent(
                 node="link_memories",
-                decision="linked" if state.written_ids else "nothing to link",
+                decision="linked" if ids else "nothing to link",
                 reason=", ".join(f"{n} {t} edges" for t, n in added.items()),
                 details={"edges_total": store.count_edges(state.namespace)},
             ),

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.state import ChatState, TraceEvent
+from agent.state import MAX_QUERY_CHARS, ChatState, TraceEvent
 from agent.tracing import record
 
 
@@ -18,8 +18,14 @@ def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]
     question = next(
         (m.text for m in reversed(state.messages) if isinstance(m, HumanMessage)), ""
     ).strip()
+    clamped = question[:MAX_QUERY_CHARS]
+    note = (
+        f" (first {MAX_QUERY_CHARS:,} of {len(question):,} characters)"
+        if clamped != question
+        else ""
+    )
     return {
-        "query": question or "(empty message)",
+        "query": clamped or "(empty message)",
         "namespace": context.namespace,
         "cues": None,
         "stop_reason": "",
@@ -28,7 +34,7 @@ def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]
             TraceEvent(
                 node="prepare_query",
                 decision="query",
-                reason=f"latest user message, namespace {context.namespace}",
+                reason=f"latest user message{note}, namespace {context.namespace}",
             ),
         ),
     }

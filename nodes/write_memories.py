@@ -12,20 +12,29 @@ from agent.tracing import record
 
 
 def write_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write new memories; ids are deterministic, so drafts already stored are skipped."""
+    """Write new memories; ids are deterministic, so drafts already stored are skipped.
+
+    Units an interrupted earlier ingest stored but never linked are handed on with the new
+    ones, so re-running the ingest completes it.
+    """
     context = resolve_context(runtime.context)
     store = context.store()
     written = store.add_units(state.drafts)
     skipped = len({d.id for d in state.drafts}) - len(written)
+    unlinked = [
+        mid for mid in store.relational.pending_links(state.namespace) if mid not in written
+    ]
     return {
         "written_ids": written,
+        "resumed_ids": unlinked,
         "drafts": [],
         "trace": record(
             runtime,
             TraceEvent(
                 node="write_memories",
                 decision="write" if written else "nothing new",
-                reason=f"{len(written)} new memories, {skipped} already stored",
+                reason=f"{len(written)} new memories, {skipped} already stored"
+                + (f", {len(unlinked)} left unlinked by an interrupted ingest" if unlinked else ""),
                 added=written,
             ),
         ),

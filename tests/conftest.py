@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,3 +61,66 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def store_dir(tmp_path: Path) -> Iterator[Path]:
     """A fresh store directory."""
     yield tmp_path / "store"
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_http(url: str, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    """Poll ``url`` until it answers, the process dies, or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before answering {url}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+@pytest.fixture(scope="session")
+def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Chroma server on loopback.
+
+    CI starts one (``.ci/run``) and names it in ``RIPPLEGRAPH_TEST_CHROMA_URL``; otherwise the
+    suite starts ``chroma run`` itself on a free port and stops it at the end.
+    """
+    given = os.environ.get("RIPPLEGRAPH_TEST_CHROMA_URL")
+    if given:
+        yield given.rstrip("/")
+        return
+    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
+    port = free_port()
+    log = tmp_path_factory.mktemp("chroma-server") / "server.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [
+                chroma,
+                "run",
+                "--path",
+                str(log.parent / "data"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_for_http(f"{url}/api/v2/heartbeat", timeout=60, process=process)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()

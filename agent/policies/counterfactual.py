@@ -17,6 +17,7 @@ from agent.cues import normalise_cue
 from agent.memory import MemoryKind, MemoryUnit
 from agent.state import QueryCues
 from agent.store import MemoryStore
+from agent.store.derived import DerivedCache
 
 CONSTRAINT = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|diet\w*|vegan|vegetarian|gluten|lactose|diabet\w*|asthma|"
@@ -26,19 +27,21 @@ CONSTRAINT = re.compile(
     r"new job|lost)\b",
     re.IGNORECASE,
 )
-_cache: dict[tuple[str, str, int], list[MemoryUnit]] = {}
+_cache: DerivedCache[list[MemoryUnit]] = DerivedCache()
 
 
 def standing_constraints(store: MemoryStore, namespace: str) -> list[MemoryUnit]:
     """State memories and memories that state a constraint, cached per namespace version."""
-    key = (str(store.directory), namespace, store.relational.generation(namespace))
-    if key not in _cache:
-        _cache[key] = [
+
+    def build() -> list[MemoryUnit]:
+        return [
             m
             for m in store.all_units(namespace)
             if m.kind is MemoryKind.STATE or CONSTRAINT.search(m.text)
         ]
-    return _cache[key]
+
+    generation = store.relational.generation(namespace)
+    return _cache.get(store.directory, namespace, generation, (), build)
 
 
 def seek_constraints(

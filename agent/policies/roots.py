@@ -17,6 +17,7 @@ from agent.cues import normalise_cue
 from agent.memory import MemoryKind, MemoryUnit
 from agent.state import QueryCues, RootUnit
 from agent.store import MemoryStore
+from agent.store.derived import DerivedCache
 
 _TOPICS = {
     MemoryKind.STATE: "constraints and current state",
@@ -24,7 +25,7 @@ _TOPICS = {
     MemoryKind.PLAN: "goals and plans",
     MemoryKind.RELATIONSHIP: "relationships",
 }
-_cache: dict[tuple[str, str, int, int, int], tuple[list[RootUnit], np.ndarray]] = {}
+_cache: DerivedCache[tuple[list[RootUnit], np.ndarray]] = DerivedCache()
 
 
 def _subject(memory: MemoryUnit) -> str:
@@ -63,17 +64,13 @@ def namespace_roots(
     store: MemoryStore, namespace: str, max_units: int, evidence: int
 ) -> tuple[list[RootUnit], np.ndarray]:
     """Root units of a namespace and their rules' embeddings, rebuilt only after it changes."""
-    key = (
-        str(store.directory),
-        namespace,
-        store.relational.generation(namespace),
-        max_units,
-        evidence,
-    )
-    if key not in _cache:
+
+    def build() -> tuple[list[RootUnit], np.ndarray]:
         roots = build_roots(store.all_units(namespace), max_units, evidence)
-        _cache[key] = (roots, store.embedder.documents([r.rule for r in roots]))
-    return _cache[key]
+        return roots, store.embedder.documents([r.rule for r in roots])
+
+    generation = store.relational.generation(namespace)
+    return _cache.get(store.directory, namespace, generation, (max_units, evidence), build)
 
 
 def route_roots(

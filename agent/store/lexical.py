@@ -64,6 +64,11 @@ class LexicalIndex:
             self._cache[namespace] = (generation, ids, index)
             return ids, index
 
+    def evict(self, namespace: str) -> None:
+        """Drop the namespace's index (it is rebuilt on the next search)."""
+        with self._lock:
+            self._cache.pop(namespace, None)
+
     def search(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` (id, BM25 score) with a positive score, best first."""
         terms = tokenize(query)

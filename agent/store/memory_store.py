@@ -8,7 +8,9 @@ Every read and write names a namespace.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 
 from agent.memory import MemoryUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from agent.store.derived import evict_namespace
 from agent.store.ids import memory_id
 from agent.store.lexical import LexicalIndex
 from agent.store.relational import CueMatch, Edge, RelationalStore
@@ -29,6 +32,29 @@ class StoreError(RuntimeError):
     """The store cannot serve the request as configured (e.g. a different embedding model)."""
 
 
+@dataclass
+class CheckReport:
+    """What ``MemoryStore.check`` found.
+
+    ``problems`` are broken references (a consistent store has none); ``leftovers`` are
+    invisible remains of an interrupted write or forget, which no channel returns and
+    ``repair`` removes; ``pending_links`` are stored units whose edges an interrupted ingest
+    did not write yet (re-running the ingest, or ``check --repair``, links them).
+    """
+
+    units: int = 0
+    namespaces: int = 0
+    problems: dict[str, int] = field(default_factory=dict)
+    leftovers: dict[str, int] = field(default_factory=dict)
+    pending_links: dict[str, list[str]] = field(default_factory=dict)
+    repaired: bool = False
+
+    @property
+    def consistent(self) -> bool:
+        """No broken references."""
+        return not any(self.problems.values())
+
+
 class MemoryStore:
     """Namespace-scoped memory storage and the retrieval channels over it."""
 
@@ -36,22 +62,37 @@ class MemoryStore:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
-        self.relational = RelationalStore(self.directory / "graph.sqlite")
-        recorded = self.relational.meta("embedding_model")
-        if recorded is None:
-            self.relational.set_meta("embedding_model", embedder.name)
-        elif recorded != embedder.name:
-            raise StoreError(
-                f"the store at {self.directory} was built with embeddings {recorded!r}, "
-                f"not {embedder.name!r}; open it with the same model or use a new store"
-            )
-        self.vectors = (
-            VectorIndex.remote(chroma_url)
-            if chroma_url
-            else VectorIndex.embedded(self.directory / "chroma")
-        )
-        self.lexical = LexicalIndex(self.relational.texts, self.relational.generation)
         self._write_lock = FileLock(str(self.directory / "write.lock"))
+        # Two processes creating the same store at once would race in SQLite and Chroma setup.
+        with self._write_lock:
+            self.relational = RelationalStore(self.directory / "graph.sqlite")
+            recorded = self.relational.meta("embedding_model")
+            if recorded is None:
+                self.relational.set_meta("embedding_model", embedder.name)
+            elif recorded != embedder.name:
+                raise StoreError(
+                    f"the store at {self.directory} was built with embeddings {recorded!r}, "
+                    f"not {embedder.name!r}; open it with the same model or use a new store"
+                )
+            self.store_id = self.relational.meta("store_id") or uuid.uuid4().hex
+            self.relational.set_meta("store_id", self.store_id)
+            backend = "chroma-server" if chroma_url else "embedded"
+            recorded = self.relational.meta("vectors")
+            if recorded is None:
+                self.relational.set_meta("vectors", backend)
+            elif recorded != backend:
+                where = (
+                    "on a Chroma server: pass its --chroma-url"
+                    if chroma_url is None
+                    else ("in embedded Chroma: open it without a Chroma URL")
+                )
+                raise StoreError(f"the store at {self.directory} keeps its vectors {where}")
+            self.vectors = (
+                VectorIndex.remote(chroma_url, self.store_id)
+                if chroma_url
+                else VectorIndex.embedded(self.directory / "chroma", self.store_id)
+            )
+        self.lexical = LexicalIndex(self.relational.texts, self.relational.generation)
         self._vector_cache: dict[str, np.ndarray] = {}
 
     def write_lock(self) -> FileLock:
@@ -115,11 +156,101 @@ class MemoryStore:
         The SQLite rows go first, so a crash in between leaves only invisible vectors.
         """
         with self._write_lock:
-            ids = self.relational.drop_namespace(namespace)
+            units = self.relational.all_units(namespace)
+            self.relational.drop_namespace(namespace)
             self.vectors.drop(namespace)
-            for mid in ids:
-                self._vector_cache.pop(mid, None)
-            return len(ids)
+            self._forget_cached(units)
+            return len(units)
+
+    def forget(
+        self,
+        namespace: str,
+        *,
+        memory_ids: Iterable[str] = (),
+        session: str | None = None,
+        person: str | None = None,
+        everything: bool = False,
+    ) -> list[str]:
+        """Delete memories from every channel; returns the ids forgotten.
+
+        Exactly one selector: memory ids, a session, a person (units naming them or said by
+        them), or ``everything`` in the namespace.  The SQLite rows, cue entries and every edge
+        touching the units go in one transaction (from then on no channel returns them), then
+        their vectors and documents; root memories and the BM25 index are derived per write
+        generation, so they lose the evidence at once.  A crash between the two steps leaves
+        only invisible vectors, which ``check`` reports and ``repair`` removes.
+        """
+        wanted = list(memory_ids)
+        chosen = sum([bool(wanted), session is not None, person is not None, everything])
+        if chosen != 1:
+            raise ValueError("forget needs exactly one of: memory ids, session, person, everything")
+        with self._write_lock:
+            if everything:
+                units = self.relational.all_units(namespace)
+                self.drop_namespace(namespace)
+                return [u.id for u in units]
+            if session is not None:
+                wanted = self.relational.ids_by_session(namespace, session)
+            elif person is not None:
+                wanted = self.relational.ids_by_person(namespace, person)
+            units = list(self.relational.units(namespace, wanted).values())
+            deleted = self.relational.delete_units(namespace, [u.id for u in units])
+            self.vectors.delete(namespace, deleted)
+            self._forget_cached(units)
+            return deleted
+
+    def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:
+        for namespace in {u.namespace for u in units}:
+            evict_namespace(self.directory, namespace)
+            self.lexical.evict(namespace)
+        for unit in units:
+            self._vector_cache.pop(unit.id, None)
+        self.embedder.forget([u.text for u in units])
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Cross-check SQLite and Chroma; with ``repair``, remove leftovers and broken rows.
+
+        Holds the write lock, so an ingest in another process is never mistaken for damage.
+        A unit whose vector is missing is re-embedded from its stored text on repair.
+        """
+        with self._write_lock:
+            report = CheckReport(problems=self.relational.dangling())
+            known = self.relational.namespaces()
+            with_vectors = set(self.vectors.namespaces())
+            missing_vectors = orphan_vectors = 0
+            for namespace in known:
+                units = self.relational.unit_ids(namespace)
+                report.units += len(units)
+                report.namespaces += bool(units)
+                vectors = self.vectors.ids(namespace) if namespace in with_vectors else set()
+                lost, orphans = sorted(units - vectors), sorted(vectors - units)
+                missing_vectors += len(lost)
+                orphan_vectors += len(orphans)
+                pending = self.relational.pending_links(namespace)
+                if pending:
+                    report.pending_links[namespace] = pending
+                if repair and orphans:
+                    self.vectors.delete(namespace, orphans)
+                if repair and lost:
+                    restored = list(self.relational.units(namespace, lost).values())
+                    self.vectors.upsert(
+                        namespace,
+                        [u.id for u in restored],
+                        self.embedder.documents([u.text for u in restored]),
+                        [u.text for u in restored],
+                    )
+            stray = sorted(with_vectors - set(known))
+            report.problems["units without a vector"] = missing_vectors
+            report.leftovers = {
+                "vectors without a unit": orphan_vectors,
+                "collections of unknown namespaces": len(stray),
+            }
+            if repair:
+                for namespace in stray:
+                    self.vectors.drop(namespace)
+                self.relational.repair_references()
+                report.repaired = True
+            return report
 
     # --- reads -----------------------------------------------------------------------------
 

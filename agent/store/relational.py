@@ -60,6 +60,11 @@ CREATE TABLE IF NOT EXISTS edges (
     PRIMARY KEY (src, type, dst)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_by_namespace ON edges (namespace, type);
+CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst);
+CREATE TABLE IF NOT EXISTS pending_links (
+    unit_id TEXT PRIMARY KEY REFERENCES units (id),
+    namespace TEXT NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -199,6 +204,7 @@ class RelationalStore:
                     "INSERT OR IGNORE INTO cues VALUES (?,?,?,?)",
                     [(unit.namespace, kind, value, unit.id) for kind, value in cue_rows if value],
                 )
+                db.execute("INSERT INTO pending_links VALUES (?, ?)", (unit.id, unit.namespace))
 
     _UNIT_COLUMNS = (
         "id, namespace, text, kind, people, places, t_start, t_end, session_id, turn_ids, "
@@ -342,6 +348,85 @@ class RelationalStore:
         rows = self._rows(sql, [*leading, *params, exclude, k])
         return [CueMatch(str(r[0]), int(r[1]), float(r[2]) / 86400.0) for r in rows]
 
+    # --- pending links, forgetting ---------------------------------------------------------
+
+    def pending_links(self, namespace: str) -> list[str]:
+        """Units written but not linked yet (an ingest stopped between write and link)."""
+        rows = self._rows(
+            "SELECT p.unit_id FROM pending_links p JOIN units u ON u.id = p.unit_id "
+            "WHERE p.namespace = ? ORDER BY u.seq",
+            (namespace,),
+        )
+        return [str(r[0]) for r in rows]
+
+    def mark_linked(self, ids: Iterable[str]) -> None:
+        """The units' edges are committed: they no longer wait for linking."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending_links WHERE unit_id = ?", [(i,) for i in ids])
+
+    def ids_by_session(self, namespace: str, session_id: str) -> list[str]:
+        """Units whose provenance is the given session."""
+        rows = self._rows(
+            "SELECT id FROM units WHERE namespace = ? AND session_id = ? ORDER BY seq",
+            (namespace, session_id),
+        )
+        return [str(r[0]) for r in rows]
+
+    def ids_by_person(self, namespace: str, person: str) -> list[str]:
+        """Units that name the person as a cue or were said by them."""
+        key = normalise_cue(person)
+        named = {
+            str(r[0])
+            for r in self._rows(
+                "SELECT unit_id FROM cues WHERE namespace = ? AND kind = 'person' AND value = ?",
+                (namespace, key),
+            )
+        }
+        rows = self._rows(
+            "SELECT id, speaker FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
+        )
+        return [
+            str(mid)
+            for mid, speaker in rows
+            if str(mid) in named or (speaker is not None and normalise_cue(str(speaker)) == key)
+        ]
+
+    def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
+        """Delete units of ``namespace``, their cue entries and every edge touching them.
+
+        One transaction: readers see all of it or none.  Returns the ids that were deleted.
+        """
+        wanted = list(dict.fromkeys(ids))
+        deleted: list[str] = []
+        with self.transaction() as db:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                found = [
+                    str(r[0])
+                    for r in db.execute(
+                        f"SELECT id FROM units WHERE namespace = ? AND id IN ({marks})",
+                        [namespace, *chunk],
+                    )
+                ]
+                if not found:
+                    continue
+                marks = ",".join("?" * len(found))
+                db.execute(f"DELETE FROM edges WHERE src IN ({marks})", found)
+                db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", found)
+                db.execute(f"DELETE FROM cues WHERE unit_id IN ({marks})", found)
+                db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({marks})", found)
+                db.execute(f"DELETE FROM units WHERE id IN ({marks})", found)
+                deleted += found
+            if deleted:
+                db.execute(
+                    "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
+                    (namespace,),
+                )
+        for mid in deleted:
+            self._unit_cache.pop(mid, None)
+        return deleted
+
     def drop_namespace(self, namespace: str) -> list[str]:
         """Delete every unit, cue entry and edge of the namespace; returns the unit ids."""
         with self.transaction() as db:
@@ -351,6 +436,7 @@ class RelationalStore:
             ]
             db.execute("DELETE FROM edges WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM pending_links WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             db.execute(
                 "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
@@ -483,3 +569,47 @@ class RelationalStore:
             (namespace,),
         )
         return {str(t): int(n) for t, n in rows}
+
+    # --- consistency -----------------------------------------------------------------------
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that ever held a unit (a dropped one stays with no units)."""
+        return [str(r[0]) for r in self._rows("SELECT namespace FROM namespaces ORDER BY 1")]
+
+    def unit_ids(self, namespace: str) -> set[str]:
+        """Ids of every unit in the namespace."""
+        rows = self._rows("SELECT id FROM units WHERE namespace = ?", (namespace,))
+        return {str(r[0]) for r in rows}
+
+    def dangling(self) -> dict[str, int]:
+        """Counts of every kind of broken reference; all zero in a consistent store."""
+        checks = {
+            "edges to missing units": "SELECT COUNT(*) FROM edges e WHERE NOT EXISTS "
+            "(SELECT 1 FROM units u WHERE u.id = e.src) OR NOT EXISTS "
+            "(SELECT 1 FROM units u WHERE u.id = e.dst)",
+            "edges across namespaces": "SELECT COUNT(*) FROM edges e JOIN units a ON a.id = e.src "
+            "JOIN units b ON b.id = e.dst WHERE a.namespace != e.namespace "
+            "OR b.namespace != e.namespace",
+            "edges stored one way only": "SELECT COUNT(*) FROM edges e WHERE NOT EXISTS "
+            "(SELECT 1 FROM edges r WHERE r.src = e.dst AND r.dst = e.src AND r.type = e.type)",
+            "cue entries of missing units": "SELECT COUNT(*) FROM cues c WHERE NOT EXISTS "
+            "(SELECT 1 FROM units u WHERE u.id = c.unit_id AND u.namespace = c.namespace)",
+            "pending links of missing units": "SELECT COUNT(*) FROM pending_links p WHERE "
+            "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = p.unit_id)",
+            "units of unregistered namespaces": "SELECT COUNT(*) FROM units u WHERE NOT EXISTS "
+            "(SELECT 1 FROM namespaces n WHERE n.namespace = u.namespace)",
+        }
+        return {name: int(self._rows(sql)[0][0]) for name, sql in checks.items()}
+
+    def repair_references(self) -> None:
+        """Delete rows that reference missing units (what ``dangling`` counts)."""
+        with self.transaction() as db:
+            db.execute(
+                "DELETE FROM edges WHERE src NOT IN (SELECT id FROM units) "
+                "OR dst NOT IN (SELECT id FROM units)"
+            )
+            db.execute(
+                "DELETE FROM cues WHERE NOT EXISTS (SELECT 1 FROM units u "
+                "WHERE u.id = cues.unit_id AND u.namespace = cues.namespace)"
+            )
+            db.execute("DELETE FROM pending_links WHERE unit_id NOT IN (SELECT id FROM units)")

@@ -30,16 +30,21 @@ def _telemetry_off() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-def collection_name(namespace: str) -> str:
-    """Chroma collection of a namespace (Chroma names allow only ``[a-zA-Z0-9._-]``)."""
-    return COLLECTION_PREFIX + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+def collection_name(store_id: str, namespace: str) -> str:
+    """Chroma collection of one store's namespace (names allow only ``[a-zA-Z0-9._-]``).
+
+    The store id is part of the name because several stores may share one Chroma server.
+    """
+    digest = hashlib.sha256(f"{store_id}\x00{namespace}".encode()).hexdigest()[:32]
+    return COLLECTION_PREFIX + digest
 
 
 class VectorIndex:
     """Namespace-scoped vector search, one Chroma collection (cosine space) per namespace."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, store_id: str) -> None:
         self._client = client
+        self._store_id = store_id
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -48,23 +53,24 @@ class VectorIndex:
             collection = self._collections.get(namespace)
             if collection is None:
                 collection = self._client.get_or_create_collection(
-                    collection_name(namespace),
+                    collection_name(self._store_id, namespace),
                     embedding_function=None,
                     configuration={"hnsw": {"space": "cosine"}},
-                    metadata={"namespace": namespace},
+                    metadata={"namespace": namespace, "store": self._store_id},
                 )
                 self._collections[namespace] = collection
             return collection
 
     @classmethod
-    def embedded(cls, directory: Path) -> VectorIndex:
+    def embedded(cls, directory: Path, store_id: str) -> VectorIndex:
         """An embedded ``PersistentClient`` at ``directory``."""
         import chromadb
 
-        return cls(chromadb.PersistentClient(path=str(directory), settings=_telemetry_off()))
+        client = chromadb.PersistentClient(path=str(directory), settings=_telemetry_off())
+        return cls(client, store_id)
 
     @classmethod
-    def remote(cls, url: str) -> VectorIndex:
+    def remote(cls, url: str, store_id: str) -> VectorIndex:
         """A Chroma server reached over HTTP (``chroma run``)."""
         import chromadb
 
@@ -77,7 +83,8 @@ class VectorIndex:
                 port=parsed.port or (443 if parsed.scheme == "https" else 8000),
                 ssl=parsed.scheme == "https",
                 settings=_telemetry_off(),
-            )
+            ),
+            store_id,
         )
 
     def upsert(
@@ -124,12 +131,35 @@ class VectorIndex:
             for mid, vec in zip(result["ids"], vectors, strict=True)
         }
 
+    def delete(self, namespace: str, ids: Sequence[str]) -> None:
+        """Delete vectors and documents by id (ids not stored are ignored)."""
+        for start in range(0, len(ids), _MAX_BATCH):
+            self._collection(namespace).delete(ids=list(ids[start : start + _MAX_BATCH]))
+
+    def ids(self, namespace: str) -> set[str]:
+        """Every id stored for the namespace."""
+        collection = self._collection(namespace)
+        found: set[str] = set()
+        total = int(collection.count())
+        for offset in range(0, total, _MAX_BATCH):
+            found.update(collection.get(include=[], limit=_MAX_BATCH, offset=offset)["ids"])
+        return found
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that have a collection of this store (on a server, only this store's)."""
+        found = []
+        for collection in self._client.list_collections():
+            metadata = collection.metadata or {}
+            if metadata.get("store") == self._store_id and "namespace" in metadata:
+                found.append(str(metadata["namespace"]))
+        return sorted(found)
+
     def drop(self, namespace: str) -> None:
         """Delete the namespace's collection."""
         with self._lock:
             self._collections.pop(namespace, None)
             try:
-                self._client.delete_collection(collection_name(namespace))
+                self._client.delete_collection(collection_name(self._store_id, namespace))
             except Exception as error:  # Chroma raises different types for "does not exist"
                 if "does not exist" not in str(error).lower():
                     raise

@@ -16,11 +16,29 @@ def ingest(context: Context, namespace: str, sessions: list) -> IngestOutput:
     return IngestOutput.model_validate(raw)
 
 
-@pytest.fixture(scope="module")
-def demo_context(tmp_path_factory: pytest.TempPathFactory) -> Context:
-    context = Context(store_dir=str(tmp_path_factory.mktemp("demo") / "store"))
+BACKENDS = ["embedded", "chroma-server"]
+
+
+def backend_context(request: pytest.FixtureRequest, store_dir: Path, **settings: object) -> Context:
+    """A Context on the backend the test is parametrised with (the server is started once)."""
+    url = request.getfixturevalue("chroma_url") if request.param == "chroma-server" else None
+    return Context(store_dir=str(store_dir), chroma_url=url, **settings)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def demo_context(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Context:
+    """The demo history ingested once per module, on embedded Chroma and on a Chroma server."""
+    context = backend_context(request, tmp_path_factory.mktemp("demo") / "store")
     ingest(context, DEMO_NAMESPACE, demo_sessions())
     return context
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Context:
+    """An empty store, on each backend."""
+    return backend_context(request, tmp_path / "store")
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,13 @@ HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
 RECALL_NODES = ("first_hop_recall", "check_sufficiency", "expand_locally", "assemble_evidence")
 
 
+@pytest.fixture(autouse=True)
+def deployment_env(demo_context: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent's context knows only a store directory; the Chroma server comes from the env."""
+    if demo_context.chroma_url:
+        monkeypatch.setenv("RIPPLEGRAPH_CHROMA_URL", demo_context.chroma_url)
+
+
 def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Context) -> None:
     graph = direct_subgraph.build()
     out = graph.invoke(

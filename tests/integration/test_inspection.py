@@ -63,8 +63,10 @@ def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Contex
 def test_trace_command_renders_a_stored_thread(demo_context: Context) -> None:
     runner = CliRunner()
     store = demo_context.store_dir
+    server = ["--chroma-url", demo_context.chroma_url] if demo_context.chroma_url else []
     asked = runner.invoke(
-        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", "--json"]
+        app,
+        ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", "--json", *server],
     )
     assert asked.exit_code == 0, asked.output
     shown = runner.invoke(app, ["trace", "t1", "--store", store])
@@ -72,7 +74,7 @@ def test_trace_command_renders_a_stored_thread(demo_context: Context) -> None:
     for node in ("first_hop_recall", "plan_recollection", "expand_locally", "assemble_evid"):
         assert node in shown.output
     again = runner.invoke(
-        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1"]
+        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", *server]
     )
     assert again.exit_code == 2 and "already holds a recall" in again.output
     missing = runner.invoke(app, ["trace", "nope", "--store", store])

@@ -38,6 +38,7 @@ def server(demo_context: Context, tmp_path_factory: pytest.TempPathFactory) -> I
     env = {
         **os.environ,
         "RIPPLEGRAPH_STORE": demo_context.store_dir,
+        "RIPPLEGRAPH_CHROMA_URL": demo_context.chroma_url or "",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",
