@@ -7,9 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.policies.assembly import rank_pool, render, select
+from agent.policies.assembly import rank_pool, select
 from agent.state import RecallState, TraceEvent, budget_use, spent_after
 from agent.tracing import record
+from prompts.evidence import render_evidence
 
 
 def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {
         "evidence": evidence,
-        "context": render(evidence, state.roots),
+        "context": render_evidence(evidence, state.roots),
         "stop_reason": stop_reason,
         "budget": budget_use(state, limits),
         "trace": record(

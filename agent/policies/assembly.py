@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agent.recall_config import RecallConfig
-from agent.state import Evidence, RootUnit
+from agent.state import Evidence
 from agent.store import MemoryStore
 
 
@@ -78,26 +78,3 @@ def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Eviden
         chosen.append(item)
         used += cost
     return chosen
-
-
-def _line(item: Evidence) -> str:
-    memory = item.memory
-    when = f"{memory.provenance.session_time:%Y-%m-%d}" if memory.provenance.session_time else "?"
-    via = ", ".join(f"{s.channel}#{s.rank}" for s in item.sources[:3])
-    return (
-        f"- [{memory.id}] ({when}, session {memory.provenance.session_id}; via {via}) {memory.text}"
-    )
-
-
-def render(evidence: Sequence[Evidence], roots: Sequence[RootUnit]) -> str:
-    """Context text: root blocks (rule + evidence ids) first, then evidence with provenance."""
-    parts: list[str] = []
-    if roots:
-        parts.append("## Rules from root memories")
-        for root in roots:
-            parts.append(f"- ({root.id}) {root.rule} [evidence: {', '.join(root.evidence_ids)}]")
-    parts.append("## Evidence")
-    parts.extend(_line(item) for item in evidence)
-    if not evidence:
-        parts.append("- (no memory supports this question)")
-    return "\n".join(parts)

@@ -93,7 +93,7 @@ def test_counterfactual_refinement_and_root_routing(demo_context: Context) -> No
     refine = next(e for e in result.trace if e.node == "refine_counterfactually")
     assert "no world knowledge was used" in refine.reason
     assert any(root.person == "Maya" for root in result.roots)
-    assert result.context.startswith("## Rules from root memories")
+    assert result.context.startswith("<rules>")
     disabled = run(demo_context, HARBOR, recall_recipe="no_counterfactual")
     assert "refine_counterfactually" not in nodes_run(disabled)
 
