@@ -87,13 +87,16 @@ class MemoryUnit(BaseModel):
     provenance: Provenance
 
 
+MAX_TURN_CHARS = 20_000  # a longer turn is a document: split it before ingesting
+
+
 class Turn(BaseModel):
     """One dialogue turn as the ingest formats describe it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    speaker: str = Field(min_length=1)
-    text: str
+    speaker: str = Field(min_length=1, max_length=200)
+    text: str = Field(max_length=MAX_TURN_CHARS)
     id: str | None = None
     image_caption: str | None = None
 

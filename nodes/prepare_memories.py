@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
-from agent.memory import Session, Turn
+from agent.memory import MAX_TURN_CHARS, Session, Turn
 from agent.state import ChatState, TraceEvent
 from agent.tracing import record
 
@@ -21,15 +21,18 @@ def prepare_memories(state: ChatState, runtime: Runtime[Context]) -> dict[str, A
     latest = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
     now = datetime.now(UTC).replace(tzinfo=None)
     sessions = []
-    if latest is not None and latest.text.strip():
-        turn_id = latest.id or hashlib.sha256(latest.text.encode()).hexdigest()[:16]
+    said = latest.text if latest is not None else ""
+    kept = said[:MAX_TURN_CHARS]
+    if latest is not None and said.strip():
+        turn_id = latest.id or hashlib.sha256(said.encode()).hexdigest()[:16]
         sessions.append(
             Session(
                 id=f"chat/{now:%Y-%m-%d}",
                 date=now,
-                turns=[Turn(speaker=context.user_name, text=latest.text, id=turn_id)],
+                turns=[Turn(speaker=context.user_name[:200] or "User", text=kept, id=turn_id)],
             )
         )
+    clamped = f" (its first {MAX_TURN_CHARS:,} of {len(said):,} characters)" if kept != said else ""
     return {
         "sessions": sessions,
         "trace": record(
@@ -37,7 +40,7 @@ def prepare_memories(state: ChatState, runtime: Runtime[Context]) -> dict[str, A
             TraceEvent(
                 node="prepare_memories",
                 decision="remember" if sessions else "nothing to remember",
-                reason="the user's latest turn goes through the write path",
+                reason=f"the user's latest turn{clamped} goes through the write path",
             ),
         ),
     }

@@ -1,0 +1,159 @@
+"""Crash safety and concurrent writers: real `ripplegraph ingest` processes, killed or racing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app, ingest_sessions
+from agent.context import Context
+from agent.ingest_files import load_sessions
+from tests.integration.conftest import BACKENDS, backend_context
+
+pytestmark = pytest.mark.integration
+_TOPICS = ["climbing", "the garden", "a job interview", "the band", "a trip to Rome", "taxes"]
+
+
+def write_history(path: Path, sessions: range) -> Path:
+    """A documented-format file: six distinct turns per session, one session per day."""
+    start = datetime(2024, 1, 1, 18, 0)
+    payload = {
+        "sessions": [
+            {
+                "id": f"s{n}",
+                "date": (start + timedelta(days=n)).isoformat(),
+                "turns": [
+                    {
+                        "speaker": "Ana" if i % 2 == 0 else "Ben",
+                        "text": f"Day {n}, note {i}: we talked about {_TOPICS[(n + i) % 6]} "
+                        f"and item {n * 10 + i} with Carla in Lisbon.",
+                        "id": f"s{n}t{i}",
+                    }
+                    for i in range(6)
+                ],
+            }
+            for n in sessions
+        ]
+    }
+    path.write_text(json.dumps(payload))
+    return path
+
+
+def start_ingest(
+    context: Context, file: Path, namespace: str, log: Path
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "agent.cli", "ingest", str(file), "-n", namespace]
+    command += ["--store", context.store_dir, "--json"]
+    if context.chroma_url:
+        command += ["--chroma-url", context.chroma_url]
+    with log.open("ab") as output:
+        return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=os.environ)
+
+
+def scalar(database: Path, sql: str) -> int:
+    if not database.exists():
+        return -1
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1) as db:
+            return int(db.execute(sql).fetchone()[0])
+    except sqlite3.Error:  # the schema is not there yet
+        return -1
+
+
+Condition = Callable[[Path], bool]
+UNITS = "SELECT COUNT(*) FROM units"
+PENDING = "SELECT COUNT(*) FROM pending_links"
+TOTAL = 40 * 6
+KILL_POINTS: dict[str, Condition] = {
+    "store created, nothing written": lambda db: scalar(db, "SELECT COUNT(*) FROM meta") >= 3,
+    "units committed, links pending": lambda db: scalar(db, PENDING) > 0,
+    "a third written": lambda db: scalar(db, UNITS) >= TOTAL // 3,
+    "two thirds written, links pending": lambda db: (
+        scalar(db, UNITS) >= 2 * TOTAL // 3 and scalar(db, PENDING) > 0
+    ),
+}
+
+
+def kill_when(process: subprocess.Popen[bytes], database: Path, condition: Condition) -> None:
+    deadline = time.monotonic() + 180
+    while not condition(database):
+        assert process.poll() is None, "the ingest ended before the kill point"
+        assert time.monotonic() < deadline, "kill point never reached"
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def check_report(context: Context) -> dict[str, object]:
+    args = ["check", "--json", "--store", context.store_dir]
+    if context.chroma_url:
+        args += ["--chroma-url", context.chroma_url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report: dict[str, object] = json.loads(result.stdout)
+    return report
+
+
+@pytest.fixture(params=BACKENDS)
+def crash_context(request: pytest.FixtureRequest, tmp_path: Path) -> Context:
+    return backend_context(request, tmp_path / "store")
+
+
+def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
+    crash_context: Context, tmp_path: Path
+) -> None:
+    history = write_history(tmp_path / "history.json", range(40))
+    database = Path(crash_context.store_dir) / "graph.sqlite"
+    log = tmp_path / "ingest.log"
+    for point, condition in KILL_POINTS.items():
+        process = start_ingest(crash_context, history, "ana", log)
+        kill_when(process, database, condition)
+        report = check_report(crash_context)
+        assert report["consistent"], (point, report)
+
+    rerun = start_ingest(crash_context, history, "ana", log)
+    assert rerun.wait(timeout=300) == 0, log.read_text()
+    store = crash_context.store()
+    units = store.all_units("ana")
+    assert len(units) == TOTAL
+    assert len({(u.provenance.session_id, *u.provenance.turn_ids) for u in units}) == TOTAL
+    report = check_report(crash_context)
+    assert report["consistent"] and report["pending_links"] == {}, report
+    assert report["leftovers"] == {
+        "vectors without a unit": 0,
+        "collections of unknown namespaces": 0,
+    }
+    reference = Context(store_dir=str(tmp_path / "reference"))
+    ingest_sessions(load_sessions(history), "ana", reference, show_progress=False)
+    assert {u.id for u in units} == {u.id for u in reference.store().all_units("ana")}
+    assert store.count_edges("ana")["semantic"] > 0
+
+
+def test_two_writers_on_one_store_both_succeed(tmp_path: Path) -> None:
+    context = Context(store_dir=str(tmp_path / "store"))
+    first = write_history(tmp_path / "first.json", range(0, 24))
+    second = write_history(tmp_path / "second.json", range(12, 36))
+    log = tmp_path / "writers.log"
+    writers = [
+        start_ingest(context, first, "ana", log),
+        start_ingest(context, second, "ana", log),
+        start_ingest(context, first, "ben", log),
+    ]
+    assert [w.wait(timeout=400) for w in writers] == [0, 0, 0], log.read_text()
+    store = context.store()
+    assert store.count_units("ana") == 36 * 6
+    assert store.count_units("ben") == 24 * 6
+    report = check_report(context)
+    assert report["consistent"] and report["pending_links"] == {}, report
+    assert not any(report["leftovers"].values())  # type: ignore[attr-defined]
