@@ -10,11 +10,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 
 from agent.linking import MINILM_SEMANTIC_THRESHOLD, LinkingConfig
-from agent.models import DEFAULT_EMBEDDING
+from agent.llm import RoleCaller
+from agent.models import DEFAULT_EMBEDDING, load_chat_model
 from agent.recall_config import RECIPES, RecallConfig, RecipeName
 from agent.store import MemoryStore, open_store
 
@@ -89,10 +91,15 @@ class Context:
         default=1, metadata={"description": "Counterfactual refinements per query (0-2)."}
     )
     max_llm_calls: int = field(
-        default=4, metadata={"description": "LLM calls one recall may make (offline uses 0)."}
+        default=6,
+        metadata={
+            "description": "LLM calls one recall (or chat turn, answer included) may make; "
+            "retries and re-asks count (offline uses 0)."
+        },
     )
     max_tokens: int = field(
-        default=12000, metadata={"description": "LLM tokens one recall may spend."}
+        default=16000,
+        metadata={"description": "LLM tokens (prompt + reply) one recall or chat turn may spend."},
     )
     evidence_k: int = field(
         default=30, metadata={"description": "K: most memories in the assembled evidence."}
@@ -100,6 +107,87 @@ class Context:
     context_tokens: int = field(
         default=3000, metadata={"description": "Token budget of the rendered evidence context."}
     )
+
+    model: str | None = field(
+        default_factory=lambda: os.environ.get("RIPPLEGRAPH_MODEL") or None,
+        metadata={
+            "description": "Chat model for the LLM roles: an init_chat_model string "
+            "('openai:gpt-4.1-mini') or, with base_url, the endpoint's model name; empty = the "
+            "offline policies [default: $RIPPLEGRAPH_MODEL]."
+        },
+    )
+    base_url: str | None = field(
+        default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or None,
+        metadata={
+            "description": "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server) serving "
+            "the model [default: $OPENAI_BASE_URL]."
+        },
+    )
+    routing_model: str | None = field(
+        default=None,
+        metadata={
+            "description": "A cheaper model for the controller and root router (same "
+            "endpoint); empty = the main model."
+        },
+    )
+    llm_attempts: int = field(
+        default=3,
+        metadata={"description": "Attempts per call on rate limits, timeouts and 5xx (1-6)."},
+    )
+    llm_reasks: int = field(
+        default=1, metadata={"description": "Re-asks after a reply that fails its schema (0-3)."}
+    )
+    llm_backoff_seconds: float = field(
+        default=0.5, metadata={"description": "First retry wait; doubles per retry (max 8 s)."}
+    )
+    max_ingest_llm_calls: int = field(
+        default=200,
+        metadata={
+            "description": "LLM calls one ingest batch may make (extraction, roots, causal)."
+        },
+    )
+    max_ingest_tokens: int = field(
+        default=600_000, metadata={"description": "LLM tokens one ingest batch may spend."}
+    )
+    extraction_window: int = field(
+        default=40, metadata={"description": "Turns per LLM extraction window (RippleMem: 40)."}
+    )
+    extraction_overlap: int = field(
+        default=2, metadata={"description": "Turns shared by consecutive windows, as context."}
+    )
+    root_batch: int = field(
+        default=20,
+        metadata={"description": "New memories per root-memory consolidation (RootMem: 20)."},
+    )
+    cluster_threshold: float = field(
+        default=0.55,
+        metadata={"description": "Cosine to a fact cluster's centroid to join it (ActMem τ)."},
+    )
+    causal_pmi_threshold: float = field(
+        default=0.1,
+        metadata={
+            "description": "Least PMI (nats per effect token) to keep a proposed causal edge."
+        },
+    )
+
+    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
+        """The call path for the configured model (``None`` = run the offline policy)."""
+        if not self.model:
+            return None
+        name = (self.routing_model or self.model) if purpose == "routing" else self.model
+        return RoleCaller(
+            load_chat_model(name, self.base_url),
+            attempts=min(max(self.llm_attempts, 1), 6),
+            reasks=min(max(self.llm_reasks, 0), 3),
+            backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
+        )
+
+    def ingest_limits(self) -> dict[str, int]:
+        """The write path's LLM budget, clamped."""
+        return {
+            "llm_calls": min(max(self.max_ingest_llm_calls, 0), 10_000),
+            "tokens": min(max(self.max_ingest_tokens, 0), 50_000_000),
+        }
 
     def recall_config(self) -> RecallConfig:
         """The named retrieval recipe."""

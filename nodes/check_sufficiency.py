@@ -7,8 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
+from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.sufficiency import OfflineSufficiency
+from agent.roles import Usage, control
 from agent.state import RecallState, TraceEvent, spent_after
 from agent.tracing import record
 
@@ -16,7 +18,12 @@ _policy = OfflineSufficiency()
 
 
 def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Coverage check over the ranked pool; budgets turn an expand/refine wish into a stop."""
+    """Stop, expand or refine; budgets turn an expand/refine wish into a stop.
+
+    Decision questions are refined counterfactually first.  Otherwise the LLM controller
+    decides (with a proposed plan) when a model is configured, the offline coverage check
+    when not, or when the controller's reply stays invalid.
+    """
     context = resolve_context(runtime.context)
     config = context.recall_config()
     limits = context.limits()
@@ -28,6 +35,16 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
     )
     decision, reason, stop_reason = verdict.decision, verdict.reason, ""
+    proposed, usage = None, Usage()
+    caller = context.caller("routing")
+    if caller is not None and decision != "refine":
+        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+        controlled, usage = control(caller, state.query, state.cues, ranked, allowance)
+        if controlled is not None:
+            decision, reason, proposed = controlled
+            reason = f"LLM controller: {reason}"
+        else:
+            reason = f"offline ({usage.note}): {reason}"
     if decision == "expand" and not config.expansion:
         decision, stop_reason = "stop", "insufficient, expansion disabled"
     elif decision == "expand" and state.rounds >= limits["rounds"]:
@@ -37,7 +54,10 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     return {
         "decision": decision,
         "missing": verdict.missing,
+        "proposed_plan": proposed,
         "stop_reason": stop_reason,
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
         "trace": record(
             runtime,
             TraceEvent(
@@ -47,7 +67,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 if not stop_reason or stop_reason == "sufficient"
                 else f"{reason} — {stop_reason}",
                 details={"missing": verdict.missing, "limits": limits},
-                budget=spent_after(state),
+                budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
             ),
         ),
     }

@@ -1,4 +1,4 @@
-"""Ingest node: dialogue turns → cue-rich memory drafts (offline extraction policy)."""
+"""Ingest node: dialogue turns → cue-rich memory drafts (LLM windows, or the offline policy)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
+from agent.llm import Allowance
+from agent.memory import Session
 from agent.policies.extraction import OfflineExtractor
+from agent.roles import extract_with_model
 from agent.state import IngestState, TraceEvent
 from agent.tracing import record
 
@@ -15,21 +18,58 @@ _extractor = OfflineExtractor()
 
 
 def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Draft one memory per turn, with cues grounded in the namespace's known people."""
+    """Draft memories from the sessions' turns that no stored memory cites yet.
+
+    With a model: windowed schema-guided extraction (RippleMem §2.1), each window falling back
+    to the offline policy when its call fails.  Offline: one memory per turn, cues grounded
+    in the namespace's known people and places.
+    """
     context = resolve_context(runtime.context)
     store = context.store()
-    people, places = store.vocabulary(state.namespace)
-    drafts = _extractor.extract(state.namespace, state.sessions, people, places)
+    known = store.vocabulary(state.namespace)
+    caller = context.caller()
     turns = sum(len(s.turns) for s in state.sessions)
+    if caller is None:
+        drafts = _extractor.extract(state.namespace, state.sessions, *known)
+        event = TraceEvent(
+            node="extract_memories",
+            decision="offline",
+            reason=f"rule-based extraction of {turns} turns in {len(state.sessions)} sessions",
+            details={"drafts": len(drafts), "known_people": len(known[0])},
+        )
+        return {"drafts": drafts, "trace": record(runtime, event)}
+    pending = []
+    for session in state.sessions:
+        covered = store.relational.covered_turns(state.namespace, session.id)
+        fresh = [
+            t
+            for i, t in enumerate(session.turns, 1)
+            if (t.id or f"{session.id}:{i}") not in covered
+        ]
+        if fresh:
+            pending.append(Session(id=session.id, date=session.date, turns=fresh))
+    limits = context.ingest_limits()
+    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    drafts, usage = extract_with_model(
+        caller,
+        state.namespace,
+        pending,
+        _extractor,
+        known,
+        allowance,
+        context.extraction_window,
+        context.extraction_overlap,
+    )
+    event = TraceEvent(
+        node="extract_memories",
+        decision="llm" if not usage.fallbacks else f"llm, {usage.fallbacks} window(s) offline",
+        reason=f"{usage.calls} call(s) over {sum(len(s.turns) for s in pending)} new turns "
+        f"of {turns}; {len(drafts)} memories" + (f"; {usage.note}" if usage.note else ""),
+        details={"drafts": len(drafts), "tokens": usage.tokens},
+    )
     return {
         "drafts": drafts,
-        "trace": record(
-            runtime,
-            TraceEvent(
-                node="extract_memories",
-                decision="offline",
-                reason=f"rule-based extraction of {turns} turns in {len(state.sessions)} sessions",
-                details={"drafts": len(drafts), "known_people": len(people)},
-            ),
-        ),
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
+        "trace": record(runtime, event),
     }

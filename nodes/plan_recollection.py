@@ -9,12 +9,16 @@ from langgraph.runtime import Runtime
 from agent.context import Context, resolve_context
 from agent.policies.assembly import rank_pool
 from agent.policies.planning import plan_recollection as make_plan
-from agent.state import RecallState, TraceEvent, spent_after
+from agent.state import Plan, RecallState, TraceEvent, spent_after
 from agent.tracing import record
 
 
 def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Validate-and-complete the plan: anchors from the pool, a target and its cues."""
+    """Validate and complete the plan: anchors from the pool, a target and its cues.
+
+    The LLM controller's proposal is kept where it is valid (anchors that are in the pool, a
+    target); the offline plan fills whatever it lacks.
+    """
     context = resolve_context(runtime.context)
     config = context.recall_config()
     store = context.store()
@@ -23,6 +27,18 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     plan = make_plan(
         state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
     )
+    origin = "planned" if config.planned else "unplanned (ablation)"
+    proposed = state.proposed_plan
+    if proposed is not None and config.planned:
+        valid = [a for a in proposed.anchors if a in state.pool][: config.max_anchors]
+        origin = f"LLM plan, {len(valid)} of {len(proposed.anchors)} anchors valid"
+        plan = Plan(
+            anchors=valid or plan.anchors,
+            target=proposed.target or plan.target,
+            target_people=proposed.target_people or plan.target_people,
+            target_places=proposed.target_places or plan.target_places,
+            target_terms=plan.target_terms,
+        )
     anchors = {mid: state.pool[mid].model_copy(update={"anchor": True}) for mid in plan.anchors}
     return {
         "plan": plan,
@@ -31,7 +47,7 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
             runtime,
             TraceEvent(
                 node="plan_recollection",
-                decision="planned" if config.planned else "unplanned (ablation)",
+                decision=origin,
                 reason=f"{len(plan.anchors)} anchors; target: {plan.target} "
                 f"[missing: {', '.join(plan.target_terms) or '-'}]",
                 details=plan.model_dump(),

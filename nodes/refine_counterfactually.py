@@ -7,13 +7,24 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
+from agent.llm import Allowance
+from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
+from agent.roles import Usage, risks
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.store.relational import REVERSE_TYPE
 from agent.tracing import record
+
+CAUSAL_TYPES = tuple(REVERSE_TYPE)
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Seek the standing constraints that could make the asked-about action go wrong."""
+    """Seek the standing constraints that could make the asked-about action go wrong.
+
+    With a model, the counterfactual role states the risks first ("if the user does this,
+    what could go wrong?"); each risk is a second query, followed along causal edges.
+    The offline constraint search runs either way.
+    """
     context = resolve_context(runtime.context)
     config = context.recall_config()
     store = context.store()
@@ -32,20 +43,55 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         )
         for rank, (memory, score, _) in enumerate(found, start=1)
     }
+    statements = [statement for _, _, statement in found]
+    reason = (
+        "offline: retrieved the standing constraints (health, diet, allergies, pets, money, "
+        "time, goals, recent changes) of the people in the question, ranked against the "
+        "action; no world knowledge was used"
+    )
+    usage = Usage()
+    caller = context.caller()
+    if caller is not None:
+        limits = context.limits()
+        ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
+        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+        stated, usage = risks(caller, state.query, ranked, allowance)
+        if stated is None:
+            reason = f"{reason} (model: {usage.note})"
+        else:
+            reason = f"LLM risks used as second queries, along causal edges too: {stated}"
+            statements = stated + statements
+            for index, risk in enumerate(stated):
+                hits = store.search_semantic(state.namespace, risk, config.counterfactual_k)
+                causes = store.neighbours(state.namespace, [m for m, _ in hits], CAUSAL_TYPES)
+                memories = store.get(
+                    state.namespace, [m for m, _ in hits] + [e.dst for e in causes]
+                )
+                reached = [(m, s, [f"risk {index + 1}"]) for m, s in hits] + [
+                    (e.dst, e.weight, [f"risk {index + 1}", e.src]) for e in causes
+                ]
+                for rank, (mid, score, path) in enumerate(reached, start=1):
+                    if mid in memories and mid not in pool:
+                        source = EvidenceSource(
+                            channel="counterfactual", rank=rank, score=score, path=path
+                        )
+                        pool[mid] = Evidence(memory=memories[mid], sources=[source])
     return {
         "pool": pool,
-        "counterfactuals": [statement for _, _, statement in found],
+        "counterfactuals": statements,
         "refinements": 1,
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
         "trace": record(
             runtime,
             TraceEvent(
                 node="refine_counterfactually",
-                decision=f"{len(found)} constraint(s) retrieved",
-                reason="offline: retrieved the standing constraints (health, diet, allergies, "
-                "pets, money, time, goals, recent changes) of the people in the question, "
-                "ranked against the action; no world knowledge was used",
+                decision=f"{len(pool)} constraint(s) retrieved",
+                reason=reason,
                 added=[mid for mid in pool if mid not in state.pool],
-                budget=spent_after(state, refinements=1),
+                budget=spent_after(
+                    state, refinements=1, llm_calls=usage.calls, tokens=usage.tokens
+                ),
             ),
         ),
     }

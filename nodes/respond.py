@@ -1,4 +1,4 @@
-"""Chat node: answer from the recalled evidence (offline: extractive, constraints first)."""
+"""Chat node: answer from the recalled evidence (LLM answer role, or offline extractive)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,48 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context
+from agent.context import Context, resolve_context
+from agent.llm import Allowance
 from agent.policies.answer import extractive_answer
+from agent.roles import Usage, answer
 from agent.state import ChatState, TraceEvent
 from agent.tracing import record
 
 
 def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Reply with the evidence that bears on the question."""
-    answer = extractive_answer(state.query, state.evidence)
+    """Reply from the evidence; the answer call spends what the recall left of the budget."""
+    context = resolve_context(runtime.context)
+    text = extractive_answer(state.query, state.evidence)
+    decision, usage = "offline extractive answer", Usage()
+    caller = context.caller()
+    if caller is not None:
+        spent = state.budget
+        allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
+        ids = {e.memory.id for e in state.evidence}
+        reply, usage = answer(caller, state.query, state.context, ids, allowance)
+        if reply is not None:
+            text = reply.answer
+            if reply.cited_ids:
+                text += "\n\nSources: " + ", ".join(reply.cited_ids)
+            decision = "LLM answer" if reply.supported else "LLM answer: memory lacks support"
+        else:
+            decision = f"offline extractive answer ({usage.note})"
+    budget = state.budget.model_copy(
+        update={
+            "llm_calls": state.budget.llm_calls + usage.calls,
+            "tokens": state.budget.tokens + usage.tokens,
+        }
+    )
     return {
-        "messages": [AIMessage(content=answer)],
+        "messages": [AIMessage(content=text)],
+        "budget": budget,
         "trace": record(
             runtime,
             TraceEvent(
                 node="respond",
-                decision="offline extractive answer",
+                decision=decision,
                 reason=f"{len(state.evidence)} evidence items; stop: {state.stop_reason}",
+                budget={"llm_calls": budget.llm_calls, "tokens": budget.tokens},
             ),
         ),
     }

@@ -7,7 +7,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, resolve_context
+from agent.llm import Allowance
 from agent.policies.roots import namespace_roots, route_roots
+from agent.roles import Usage, route
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from agent.tracing import record
 
@@ -29,9 +31,22 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
         store, state.namespace, config.max_root_units, config.root_evidence
     )
     assert state.cues is not None
-    active = route_roots(
-        roots, rule_vectors, state.cues, store.embedder.query(state.query), config.root_threshold
-    )
+    query_vector = store.embedder.query(state.query)
+    active = route_roots(roots, rule_vectors, state.cues, query_vector, config.root_threshold)
+    how, usage = "offline routing", Usage()
+    caller = context.caller("routing")
+    if caller is not None and roots:
+        limits = context.limits()
+        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+        chosen, why, usage = route(caller, state.query, roots, allowance)
+        if chosen is not None:
+            scores = dict(
+                zip([r.id for r in roots], (rule_vectors @ query_vector).tolist(), strict=True)
+            )
+            active = [(root, round(float(scores[root.id]), 4)) for root in chosen]
+            how = f"LLM router: {why}"
+        else:
+            how = f"offline routing ({usage.note})"
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
     memories = store.get(state.namespace, evidence_ids)
     pool: dict[str, Evidence] = {}
@@ -43,16 +58,21 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     new = [mid for mid in pool if mid not in state.pool]
     return {
         "roots": [root for root, _ in active],
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
         "pool": pool,
         "trace": record(
             runtime,
             TraceEvent(
                 node="route_root_memories",
                 decision=f"activated {len(active)} of {len(roots)}",
-                reason="; ".join(f"{r.person} / {r.topic} ({s:.2f})" for r, s in active)
-                or "no unit's rule applies",
+                reason=f"{how} — "
+                + (
+                    "; ".join(f"{r.person} / {r.topic} ({s:.2f})" for r, s in active)
+                    or "no unit's rule applies"
+                ),
                 added=new,
-                budget=spent_after(state),
+                budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
             ),
         ),
     }

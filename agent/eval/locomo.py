@@ -20,8 +20,8 @@ from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from agent.eval.systems import make_systems
 from agent.graph import ingest_graph
 from agent.ingest_files import load_sessions
+from agent.llm import estimate_tokens
 from agent.memory import Session
-from agent.policies.assembly import estimate_tokens
 from agent.state import IngestInput
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

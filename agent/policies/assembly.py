@@ -10,14 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agent.llm import estimate_tokens
 from agent.recall_config import RecallConfig
 from agent.state import Evidence
 from agent.store import MemoryStore
-
-
-def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate (≈4 characters per token) so nothing is downloaded."""
-    return len(text) // 4 + 1
 
 
 def score(item: Evidence, alignment: float, config: RecallConfig) -> float:

@@ -60,13 +60,28 @@ def build_roots(units: Sequence[MemoryUnit], max_units: int, evidence: int) -> l
     return roots
 
 
+def consolidated_roots(store: MemoryStore, namespace: str) -> list[RootUnit]:
+    """Root units an LLM consolidated (Φ_C), except stale ones awaiting re-consolidation."""
+    return [
+        RootUnit(**{k: v for k, v in row.items() if k != "stale"})
+        for row in store.relational.root_units(namespace)
+        if not row["stale"]
+    ]
+
+
 def namespace_roots(
     store: MemoryStore, namespace: str, max_units: int, evidence: int
 ) -> tuple[list[RootUnit], np.ndarray]:
-    """Root units of a namespace and their rules' embeddings, rebuilt only after it changes."""
+    """Root units of a namespace and their rules' embeddings, rebuilt only after it changes.
+
+    LLM-consolidated units when the namespace has any, else units built offline from its
+    standing memories.
+    """
 
     def build() -> tuple[list[RootUnit], np.ndarray]:
-        roots = build_roots(store.all_units(namespace), max_units, evidence)
+        roots = consolidated_roots(store, namespace) or build_roots(
+            store.all_units(namespace), max_units, evidence
+        )
         return roots, store.embedder.documents([r.rule for r in roots])
 
     generation = store.relational.generation(namespace)

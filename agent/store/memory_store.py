@@ -194,9 +194,15 @@ class MemoryStore:
             elif person is not None:
                 wanted = self.relational.ids_by_person(namespace, person)
             units = list(self.relational.units(namespace, wanted).values())
+            touched = self.relational.clusters_of(u.id for u in units).get(namespace, set())
             deleted = self.relational.delete_units(namespace, [u.id for u in units])
             self.vectors.delete(namespace, deleted)
             self._forget_cached(units)
+            for cluster_id in touched:  # centroids must not keep forgotten vectors' traces
+                members = self.relational.cluster_members(namespace, cluster_id)
+                vectors = list(self.embeddings(namespace, members).values())
+                total = np.sum(vectors, axis=0) if vectors else None
+                self.relational.reset_cluster(namespace, cluster_id, total, len(vectors))
             return deleted
 
     def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:

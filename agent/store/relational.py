@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agent.cues import normalise_cue
 from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
 
@@ -65,7 +67,37 @@ CREATE TABLE IF NOT EXISTS pending_links (
     unit_id TEXT PRIMARY KEY REFERENCES units (id),
     namespace TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending_roots (
+    unit_id TEXT PRIMARY KEY REFERENCES units (id),
+    namespace TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS root_units (
+    namespace TEXT NOT NULL,
+    id TEXT NOT NULL,
+    person TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    stale INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS clusters (
+    namespace TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    centroid BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (namespace, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cluster_members (
+    unit_id TEXT PRIMARY KEY REFERENCES units (id),
+    namespace TEXT NOT NULL,
+    cluster_id INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cluster_members_by_cluster ON cluster_members (namespace, cluster_id);
 """
+
+# Causal edges are directed: stored as ``causal`` (cause → effect) and ``caused_by`` (back).
+REVERSE_TYPE = {"causal": "caused_by", "caused_by": "causal"}
 
 
 _UNIT_CACHE_LIMIT = 200_000
@@ -364,6 +396,14 @@ class RelationalStore:
         with self.transaction() as db:
             db.executemany("DELETE FROM pending_links WHERE unit_id = ?", [(i,) for i in ids])
 
+    def covered_turns(self, namespace: str, session_id: str) -> set[str]:
+        """Turn ids of a session that stored memories already cite."""
+        rows = self._rows(
+            "SELECT turn_ids FROM units WHERE namespace = ? AND session_id = ?",
+            (namespace, session_id),
+        )
+        return {str(t) for (turns,) in rows for t in json.loads(str(turns))}
+
     def ids_by_session(self, namespace: str, session_id: str) -> list[str]:
         """Units whose provenance is the given session."""
         rows = self._rows(
@@ -416,9 +456,12 @@ class RelationalStore:
                 db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", found)
                 db.execute(f"DELETE FROM cues WHERE unit_id IN ({marks})", found)
                 db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({marks})", found)
+                db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({marks})", found)
+                db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({marks})", found)
                 db.execute(f"DELETE FROM units WHERE id IN ({marks})", found)
                 deleted += found
             if deleted:
+                self._drop_root_evidence(db, namespace, set(deleted))
                 db.execute(
                     "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
                     (namespace,),
@@ -426,6 +469,29 @@ class RelationalStore:
         for mid in deleted:
             self._unit_cache.pop(mid, None)
         return deleted
+
+    @staticmethod
+    def _drop_root_evidence(db: sqlite3.Connection, namespace: str, gone: set[str]) -> None:
+        """Take forgotten memories out of root units' evidence.
+
+        A unit with no evidence left is deleted; one with some left is marked stale: it is not
+        routed (its rules may restate what was forgotten) until consolidation rewrites it.
+        """
+        rows = db.execute(
+            "SELECT id, evidence FROM root_units WHERE namespace = ?", (namespace,)
+        ).fetchall()
+        for root_id, evidence in rows:
+            ids = json.loads(str(evidence))
+            kept = [e for e in ids if e not in gone]
+            if not kept:
+                db.execute(
+                    "DELETE FROM root_units WHERE namespace = ? AND id = ?", (namespace, root_id)
+                )
+            elif len(kept) < len(ids):
+                db.execute(
+                    "UPDATE root_units SET evidence = ?, stale = 1 WHERE namespace = ? AND id = ?",
+                    (json.dumps(kept), namespace, root_id),
+                )
 
     def drop_namespace(self, namespace: str) -> list[str]:
         """Delete every unit, cue entry and edge of the namespace; returns the unit ids."""
@@ -437,6 +503,8 @@ class RelationalStore:
             db.execute("DELETE FROM edges WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM pending_links WHERE namespace = ?", (namespace,))
+            for table in ("pending_roots", "cluster_members", "clusters", "root_units"):
+                db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             db.execute(
                 "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
@@ -520,7 +588,11 @@ class RelationalStore:
         remove: Iterable[tuple[str, str]],
         add: Iterable[tuple[str, str, float]],
     ) -> None:
-        """Drop and add undirected edges of one type in one transaction."""
+        """Drop and add edges of one type in one transaction, stored both ways.
+
+        The way back has the same type, except for directed causal edges (``caused_by``).
+        """
+        back = REVERSE_TYPE.get(edge_type, edge_type)
         removals = [(a, b) for a, b in remove]
         additions = [(a, b, w) for a, b, w in add]
         if not removals and not additions:
@@ -529,12 +601,13 @@ class RelationalStore:
             db.executemany(
                 "DELETE FROM edges WHERE type = ? "
                 "AND ((src = ? AND dst = ?) OR (src = ? AND dst = ?))",
-                [(edge_type, a, b, b, a) for a, b in removals],
+                [(edge_type, a, b, b, a) for a, b in removals]
+                + [(back, a, b, b, a) for a, b in removals],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO edges VALUES (?,?,?,?,?)",
                 [(namespace, a, b, edge_type, w) for a, b, w in additions]
-                + [(namespace, b, a, edge_type, w) for a, b, w in additions],
+                + [(namespace, b, a, back, w) for a, b, w in additions],
             )
             db.execute(
                 "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
@@ -591,11 +664,18 @@ class RelationalStore:
             "JOIN units b ON b.id = e.dst WHERE a.namespace != e.namespace "
             "OR b.namespace != e.namespace",
             "edges stored one way only": "SELECT COUNT(*) FROM edges e WHERE NOT EXISTS "
-            "(SELECT 1 FROM edges r WHERE r.src = e.dst AND r.dst = e.src AND r.type = e.type)",
+            "(SELECT 1 FROM edges r WHERE r.src = e.dst AND r.dst = e.src AND r.type = "
+            "CASE e.type WHEN 'causal' THEN 'caused_by' WHEN 'caused_by' THEN 'causal' "
+            "ELSE e.type END)",
             "cue entries of missing units": "SELECT COUNT(*) FROM cues c WHERE NOT EXISTS "
             "(SELECT 1 FROM units u WHERE u.id = c.unit_id AND u.namespace = c.namespace)",
             "pending links of missing units": "SELECT COUNT(*) FROM pending_links p WHERE "
             "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = p.unit_id)",
+            "root evidence of missing units": "SELECT COUNT(*) FROM root_units r, "
+            "json_each(r.evidence) j WHERE NOT EXISTS (SELECT 1 FROM units u "
+            "WHERE u.id = j.value AND u.namespace = r.namespace)",
+            "root units without evidence": "SELECT COUNT(*) FROM root_units "
+            "WHERE json_array_length(evidence) = 0",
             "units of unregistered namespaces": "SELECT COUNT(*) FROM units u WHERE NOT EXISTS "
             "(SELECT 1 FROM namespaces n WHERE n.namespace = u.namespace)",
         }
@@ -613,3 +693,141 @@ class RelationalStore:
                 "WHERE u.id = cues.unit_id AND u.namespace = cues.namespace)"
             )
             db.execute("DELETE FROM pending_links WHERE unit_id NOT IN (SELECT id FROM units)")
+            for namespace in [str(r[0]) for r in db.execute("SELECT namespace FROM namespaces")]:
+                existing = {
+                    str(r[0])
+                    for r in db.execute("SELECT id FROM units WHERE namespace = ?", (namespace,))
+                }
+                evidence = {
+                    str(e)
+                    for (ev,) in db.execute(
+                        "SELECT evidence FROM root_units WHERE namespace = ?", (namespace,)
+                    )
+                    for e in json.loads(str(ev))
+                }
+                self._drop_root_evidence(db, namespace, evidence - existing)
+
+    # --- root units, clusters --------------------------------------------------------------
+
+    def root_units(self, namespace: str) -> list[dict[str, Any]]:
+        """Consolidated root units of the namespace (rows as dicts), in id order."""
+        rows = self._rows(
+            "SELECT id, person, topic, rule, evidence, stale FROM root_units "
+            "WHERE namespace = ? ORDER BY id",
+            (namespace,),
+        )
+        return [
+            {
+                "id": str(i),
+                "person": str(p),
+                "topic": str(t),
+                "rule": str(r),
+                "evidence_ids": json.loads(str(e)),
+                "stale": bool(s),
+            }
+            for i, p, t, r, e, s in rows
+        ]
+
+    def replace_root_units(self, namespace: str, units: Sequence[dict[str, Any]]) -> None:
+        """Store the namespace's new root-unit set (evidence must name stored units)."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM root_units WHERE namespace = ?", (namespace,))
+            db.executemany(
+                "INSERT INTO root_units VALUES (?,?,?,?,?,?,0)",
+                [
+                    (namespace, u["id"], u["person"], u["topic"], u["rule"],
+                     json.dumps(u["evidence_ids"]))
+                    for u in units
+                ],
+            )  # fmt: skip
+            db.execute(
+                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
+                (namespace,),
+            )
+
+    def add_pending_roots(self, namespace: str, ids: Iterable[str]) -> None:
+        """Memories waiting for the next root consolidation batch."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO pending_roots VALUES (?, ?)",
+                [(i, namespace) for i in ids],
+            )
+
+    def pending_roots(self, namespace: str) -> list[str]:
+        """Memories not consolidated into root units yet, in write order."""
+        rows = self._rows(
+            "SELECT p.unit_id FROM pending_roots p JOIN units u ON u.id = p.unit_id "
+            "WHERE p.namespace = ? ORDER BY u.seq",
+            (namespace,),
+        )
+        return [str(r[0]) for r in rows]
+
+    def clear_pending_roots(self, ids: Iterable[str]) -> None:
+        """These memories are consolidated."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending_roots WHERE unit_id = ?", [(i,) for i in ids])
+
+    def clusters(self, namespace: str) -> dict[int, tuple[np.ndarray, int]]:
+        """Fact clusters of the namespace: id → (centroid sum, size)."""
+        rows = self._rows(
+            "SELECT id, centroid, size FROM clusters WHERE namespace = ?", (namespace,)
+        )
+        return {
+            int(i): (np.frombuffer(bytes(c), dtype=np.float32).copy(), int(n)) for i, c, n in rows
+        }
+
+    def assign_clusters(
+        self, namespace: str, members: dict[str, int], clusters: dict[int, tuple[np.ndarray, int]]
+    ) -> None:
+        """Record new members and the updated clusters in one transaction."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO clusters VALUES (?,?,?,?)",
+                [
+                    (namespace, cid, c.astype(np.float32).tobytes(), n)
+                    for cid, (c, n) in clusters.items()
+                ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO cluster_members VALUES (?,?,?)",
+                [(mid, namespace, cid) for mid, cid in members.items()],
+            )
+
+    def cluster_members(self, namespace: str, cluster_id: int) -> list[str]:
+        """Ids in one cluster, in write order."""
+        rows = self._rows(
+            "SELECT m.unit_id FROM cluster_members m JOIN units u ON u.id = m.unit_id "
+            "WHERE m.namespace = ? AND m.cluster_id = ? ORDER BY u.seq",
+            (namespace, cluster_id),
+        )
+        return [str(r[0]) for r in rows]
+
+    def clusters_of(self, ids: Iterable[str]) -> dict[str, set[int]]:
+        """Cluster ids holding any of ``ids``, by namespace."""
+        found: dict[str, set[int]] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for namespace, cid in self._rows(
+                "SELECT DISTINCT namespace, cluster_id FROM cluster_members "
+                f"WHERE unit_id IN ({marks})",
+                chunk,
+            ):
+                found.setdefault(str(namespace), set()).add(int(cid))
+        return found
+
+    def reset_cluster(
+        self, namespace: str, cluster_id: int, centroid: np.ndarray | None, size: int
+    ) -> None:
+        """Replace a cluster's centroid sum and size (``None`` deletes the cluster)."""
+        with self.transaction() as db:
+            if centroid is None:
+                db.execute(
+                    "DELETE FROM clusters WHERE namespace = ? AND id = ?", (namespace, cluster_id)
+                )
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO clusters VALUES (?,?,?,?)",
+                    (namespace, cluster_id, centroid.astype(np.float32).tobytes(), size),
+                )

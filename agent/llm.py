@@ -1,0 +1,216 @@
+"""The one LLM call path: JSON output checked against the role's schema, retries, re-asks, budgets.
+
+Every role goes through ``RoleCaller``:
+
+- Transient errors (rate limit, timeout, 5xx, lost connection) are retried with exponential
+  backoff (tenacity).
+- A reply that does not parse into the role's pydantic schema is re-asked a bounded number of
+  times, with the validation error quoted.
+- Each attempt is counted, calls and estimated tokens, before it is made, and an attempt that
+  would overrun the allowance is not made. The estimate is then replaced by the usage the
+  provider reports, so nothing tokenizes locally (no tiktoken download).
+
+When a step still has no valid value, ``Outcome.value`` is ``None`` and the caller runs the
+offline policy for that step, putting ``Outcome.note`` in its trace event. No exception leaves
+the call path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ValidationError
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential
+
+from prompts.evidence import DATA_NOTICE
+
+S = TypeVar("S", bound=BaseModel)
+log = logging.getLogger(__name__)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (≈4 characters per token) so nothing is downloaded."""
+    return len(text) // 4 + 1
+
+
+@dataclass(frozen=True)
+class Role(Generic[S]):
+    """An LLM role: its instructions, the schema its reply must parse into, its reply budget."""
+
+    name: str
+    instructions: str
+    schema: type[S]
+    max_output_tokens: int = 600
+
+    def system_prompt(self) -> str:
+        """Instructions, the quoted-data notice, and the JSON schema to answer in."""
+        schema = json.dumps(self.schema.model_json_schema(), separators=(",", ":"))
+        return (
+            f"{self.instructions.strip()}\n\n{DATA_NOTICE}\n\n"
+            f"Reply with one JSON object that matches this JSON schema, and nothing else:\n{schema}"
+        )
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What one step may still spend."""
+
+    calls: int
+    tokens: int
+
+    @classmethod
+    def remaining(cls, limits: dict[str, int], calls_spent: int, tokens_spent: int) -> Allowance:
+        """What is left of the ``llm_calls`` and ``tokens`` limits."""
+        return cls(limits["llm_calls"] - calls_spent, limits["tokens"] - tokens_spent)
+
+
+@dataclass
+class Outcome(Generic[S]):
+    """A role's parsed reply (``None`` = use the offline policy), what it cost, what happened."""
+
+    value: S | None = None
+    calls: int = 0
+    tokens: int = 0
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def note(self) -> str:
+        """One line for the trace."""
+        return "; ".join(self.events) or "ok"
+
+
+class BudgetSpent(RuntimeError):
+    """The next attempt would overrun the step's allowance, so it is not made."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """Rate limits, timeouts, 5xx and lost connections: worth another attempt."""
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code in (408, 409, 429) or error.status_code >= 500
+    transient = (openai.APIConnectionError, httpx.TransportError, TimeoutError, ConnectionError)
+    return isinstance(error, transient)
+
+
+def _describe(error: BaseException) -> str:
+    status = getattr(error, "status_code", None)
+    text = str(error).splitlines()[0][:160] if str(error) else ""
+    return (
+        f"{type(error).__name__}" + (f" {status}" if status else "") + (f": {text}" if text else "")
+    )
+
+
+def parse_reply(schema: type[S], text: str) -> S:
+    """The reply's JSON object (code fences and surrounding prose tolerated), validated."""
+    cleaned = _FENCE.sub("", text.strip())
+    start, end = cleaned.find("{"), cleaned.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("the reply holds no JSON object")
+    try:
+        return schema.model_validate_json(cleaned[start : end + 1])
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors()[:4]
+        )
+        raise ValueError(problems) from error
+
+
+def _usage(reply: AIMessage) -> int:
+    return int(reply.usage_metadata["total_tokens"]) if reply.usage_metadata else 0
+
+
+class RoleCaller:
+    """Calls one chat model for any role, within an allowance, never raising."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        attempts: int = 3,
+        reasks: int = 1,
+        backoff_seconds: float = 0.5,
+        backoff_max_seconds: float = 8.0,
+    ) -> None:
+        self.model = model
+        self.attempts = max(1, attempts)
+        self.reasks = max(0, reasks)
+        self.backoff_seconds = backoff_seconds
+        self.backoff_max_seconds = backoff_max_seconds
+
+    def __call__(self, role: Role[S], prompt: str, allowance: Allowance) -> Outcome[S]:
+        """Ask the model for the role's reply; re-ask on invalid output; ``value`` or ``None``."""
+        outcome: Outcome[S] = Outcome()
+        messages: list[BaseMessage] = [SystemMessage(role.system_prompt()), HumanMessage(prompt)]
+        for _ in range(1 + self.reasks):
+            try:
+                reply = self._attempts(role, messages, allowance, outcome)
+            except BudgetSpent as error:
+                outcome.events.append(f"not called: {error}")
+                return outcome
+            except Exception as error:  # any provider failure ends in the offline policy
+                outcome.events.append(f"model failed: {_describe(error)}")
+                log.warning("%s call failed: %s", role.name, _describe(error))
+                return outcome
+            try:
+                outcome.value = parse_reply(role.schema, reply.text)
+                return outcome
+            except ValueError as error:
+                outcome.events.append(f"invalid reply ({error})")
+                messages += [
+                    AIMessage(reply.text),
+                    HumanMessage(
+                        f"That reply was not valid: {error}. Reply again with only the JSON "
+                        "object, matching the schema."
+                    ),
+                ]
+        outcome.events.append(f"no valid reply after {1 + self.reasks} asks")
+        return outcome
+
+    def _attempts(
+        self,
+        role: Role[S],
+        messages: Sequence[BaseMessage],
+        allowance: Allowance,
+        outcome: Outcome[S],
+    ) -> AIMessage:
+        def note_retry(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            outcome.events.append(f"{_describe(error) if error else 'error'}; retry in {wait:.1f}s")
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff_seconds, max=self.backoff_max_seconds),
+            retry=retry_if_exception(is_transient),
+            before_sleep=note_retry,
+            reraise=True,
+        )
+        for attempt in retrying:
+            with attempt:
+                estimate = sum(estimate_tokens(m.text) for m in messages) + role.max_output_tokens
+                if outcome.calls + 1 > allowance.calls:
+                    raise BudgetSpent(f"{allowance.calls} LLM call(s) allowed, none left")
+                if outcome.tokens + estimate > allowance.tokens:
+                    raise BudgetSpent(
+                        f"~{estimate} tokens needed, {allowance.tokens - outcome.tokens} left"
+                    )
+                outcome.calls += 1
+                outcome.tokens += estimate
+                reply = self.model.invoke(list(messages), max_tokens=role.max_output_tokens)
+                if not isinstance(reply, AIMessage):
+                    raise TypeError(f"expected an AIMessage, got {type(reply).__name__}")
+                used = _usage(reply)
+                if used:
+                    outcome.tokens += used - estimate
+                return reply
+        raise AssertionError("unreachable: tenacity re-raises the last error")

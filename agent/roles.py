@@ -1,0 +1,265 @@
+"""The LLM roles behind the graph's decisions, mapped onto the graph's own types.
+
+Each function asks one role through the call path and turns a valid reply into memory units,
+plans, root units or edges — checking every id the model names against what it was shown.
+Where the reply is missing or invalid, the step's offline policy runs instead and the
+returned ``Usage`` says so, for the node's trace event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.llm import Allowance, Outcome, RoleCaller
+from agent.memory import MemoryUnit, Provenance, Session, TimeInterval, Turn
+from agent.policies.extraction import OfflineExtractor
+from agent.state import Decision, Evidence, Plan, QueryCues, RootUnit
+from agent.store.ids import memory_id
+from prompts import answer as answer_prompt
+from prompts import controller, counterfactual, extraction, root_consolidation, root_router
+from prompts.answer import AnswerOutput
+from prompts.root_consolidation import ConsolidationOutput
+
+
+@dataclass
+class Usage:
+    """Calls and tokens a step spent, and what its trace should say about the model."""
+
+    calls: int = 0
+    tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+    fallbacks: int = 0
+
+    def add(self, outcome: Outcome[Any], label: str = "") -> None:
+        """Count one role call (and note it when it fell back or needed retries)."""
+        self.calls += outcome.calls
+        self.tokens += outcome.tokens
+        if outcome.value is None:
+            self.fallbacks += 1
+        if outcome.events:
+            self.notes.append(f"{label}{outcome.note}" if label else outcome.note)
+
+    def left(self, allowance: Allowance) -> Allowance:
+        """What remains of ``allowance`` after this step so far."""
+        return Allowance(allowance.calls - self.calls, allowance.tokens - self.tokens)
+
+    @property
+    def note(self) -> str:
+        """The notes in one line."""
+        return "; ".join(self.notes)
+
+
+# --- write path --------------------------------------------------------------------------------
+
+
+def _turn_id(session: Session, position: int, turn: Turn) -> str:
+    return turn.id or f"{session.id}:{position}"
+
+
+def windows(session: Session, size: int, overlap: int) -> list[tuple[list[Turn], set[str]]]:
+    """Consecutive windows of ``size`` turns, each with the ids of its new turns.
+
+    The first ``overlap`` turns of every window after the first are context only: their
+    events belong to the previous window, so overlapping windows do not store them twice.
+    """
+    size = max(size, 1)
+    overlap = min(max(overlap, 0), size - 1)
+    turns = [
+        t.model_copy(update={"id": _turn_id(session, i, t)}) for i, t in enumerate(session.turns, 1)
+    ]
+    result = []
+    start = 0
+    while start < len(turns):
+        context_start = max(0, start - overlap)
+        chunk = turns[context_start : start + size - (start - context_start)]
+        new = {t.id for t in turns[start : context_start + len(chunk)] if t.id}
+        result.append((chunk, new))
+        start = context_start + len(chunk)
+    return result
+
+
+def extract_with_model(
+    caller: RoleCaller,
+    namespace: str,
+    sessions: Sequence[Session],
+    offline: OfflineExtractor,
+    known: tuple[Sequence[str], Sequence[str]],
+    allowance: Allowance,
+    window: int,
+    overlap: int,
+) -> tuple[list[MemoryUnit], Usage]:
+    """Memory units from windowed LLM extraction; a window whose call fails is extracted offline."""
+    usage = Usage()
+    units: list[MemoryUnit] = []
+    for session in sessions:
+        for turns, new_ids in windows(session, window, overlap):
+            outcome = caller(
+                extraction.ROLE, extraction.render(session, turns, new_ids), usage.left(allowance)
+            )
+            usage.add(outcome, f"window {session.id}/{turns[0].id}: ")
+            new_turns = [t for t in turns if t.id in new_ids]
+            if outcome.value is None:
+                part = Session(id=session.id, date=session.date, turns=new_turns)
+                units += offline.extract(namespace, [part], *known)
+                continue
+            speakers = {t.id: t.speaker for t in new_turns}
+            for event in outcome.value.events:
+                cited = [tid for tid in event.turn_ids if tid in new_ids]
+                if not cited:
+                    continue  # only context turns, or ids the window does not have
+                time = None
+                if event.time_start is not None:
+                    start = event.time_start.replace(tzinfo=None)
+                    end = (event.time_end or event.time_start).replace(tzinfo=None)
+                    time = (
+                        TimeInterval.day_of(start)
+                        if end <= start
+                        else TimeInterval(start=start, end=end)
+                    )
+                elif session.date is not None:
+                    time = TimeInterval.day_of(session.date)
+                provenance = Provenance(
+                    session_id=session.id,
+                    turn_ids=cited,
+                    speaker=speakers.get(cited[0]),
+                    session_time=session.date,
+                )
+                units.append(
+                    MemoryUnit(
+                        id=memory_id(namespace, provenance, event.restatement),
+                        namespace=namespace,
+                        text=event.restatement.strip(),
+                        people=event.people,
+                        places=event.places,
+                        time=time,
+                        kind=event.kind,
+                        provenance=provenance,
+                    )
+                )
+    return units, usage
+
+
+def consolidate_roots(
+    caller: RoleCaller,
+    namespace: str,
+    units: Sequence[RootUnit],
+    memories: Sequence[MemoryUnit],
+    allowance: Allowance,
+    max_units: int,
+) -> tuple[list[RootUnit] | None, Usage]:
+    """Φ_C: the unit set after applying the model's operations (``None`` = call failed)."""
+    usage = Usage()
+    outcome = caller(root_consolidation.ROLE, root_consolidation.render(units, memories), allowance)
+    usage.add(outcome)
+    if outcome.value is None:
+        return None, usage
+    return apply_operations(namespace, units, memories, outcome.value, max_units), usage
+
+
+def apply_operations(
+    namespace: str,
+    units: Sequence[RootUnit],
+    memories: Sequence[MemoryUnit],
+    reply: ConsolidationOutput,
+    max_units: int,
+) -> list[RootUnit]:
+    """Apply update/create/merge operations, keeping only evidence ids that exist."""
+    by_id = {u.id: u for u in units}
+    known_evidence = {m.id for m in memories} | {e for u in units for e in u.evidence_ids}
+    for op in reply.operations:
+        evidence = [e for e in dict.fromkeys(op.evidence_ids) if e in known_evidence]
+        if not evidence:
+            continue
+        if op.op == "merge":
+            for gone in op.merge_ids:
+                if gone != op.unit_id:
+                    merged = by_id.pop(gone, None)
+                    if merged is not None:
+                        evidence += [e for e in merged.evidence_ids if e not in evidence]
+        if op.op == "create" or op.unit_id not in by_id:
+            digest = hashlib.sha256(f"{namespace}|{op.person}|{op.topic}".encode()).hexdigest()
+            unit_id = f"root_{digest[:12]}"
+        else:
+            unit_id = str(op.unit_id)
+        by_id[unit_id] = RootUnit(
+            id=unit_id,
+            rule=" ".join(r.strip() for r in op.rules),
+            person=op.person,
+            topic=op.topic,
+            evidence_ids=evidence,
+        )
+    return list(by_id.values())[:max_units]
+
+
+# --- recall ------------------------------------------------------------------------------------
+
+
+def control(
+    caller: RoleCaller,
+    query: str,
+    cues: QueryCues,
+    ranked: Sequence[Evidence],
+    allowance: Allowance,
+) -> tuple[tuple[Decision, str, Plan | None] | None, Usage]:
+    """The controller's (decision, reason, proposed plan); anchors limited to the pool."""
+    usage = Usage()
+    outcome = caller(controller.ROLE, controller.render(query, cues, ranked), allowance)
+    usage.add(outcome)
+    reply = outcome.value
+    if reply is None:
+        return None, usage
+    if reply.decision == "stop":
+        return ("stop", reply.reason, None), usage
+    shown = {item.memory.id for item in ranked}
+    plan = Plan(
+        anchors=[a for a in dict.fromkeys(reply.anchors) if a in shown][:3],
+        target=reply.target,
+        target_people=reply.target_people,
+        target_places=reply.target_places,
+    )
+    return ("expand", reply.reason, plan), usage
+
+
+def route(
+    caller: RoleCaller, query: str, units: Sequence[RootUnit], allowance: Allowance
+) -> tuple[list[RootUnit] | None, str, Usage]:
+    """Φ_R in one batched call: the units whose rules apply."""
+    usage = Usage()
+    if not units:
+        return [], "no root units", usage
+    outcome = caller(root_router.ROLE, root_router.render(query, units), allowance)
+    usage.add(outcome)
+    if outcome.value is None:
+        return None, "", usage
+    wanted = set(outcome.value.active)
+    return [u for u in units if u.id in wanted], outcome.value.reason, usage
+
+
+def risks(
+    caller: RoleCaller, query: str, ranked: Sequence[Evidence], allowance: Allowance
+) -> tuple[list[str] | None, Usage]:
+    """Counterfactual risk statements for the request."""
+    usage = Usage()
+    outcome = caller(counterfactual.ROLE, counterfactual.render(query, ranked), allowance)
+    usage.add(outcome)
+    return (outcome.value.risks if outcome.value else None), usage
+
+
+def answer(
+    caller: RoleCaller,
+    message: str,
+    evidence_context: str,
+    evidence_ids: set[str],
+    allowance: Allowance,
+) -> tuple[AnswerOutput | None, Usage]:
+    """A grounded answer; citations limited to the evidence actually given."""
+    usage = Usage()
+    outcome = caller(answer_prompt.ROLE, answer_prompt.render(message, evidence_context), allowance)
+    usage.add(outcome)
+    if outcome.value is None:
+        return None, usage
+    cited = [c for c in outcome.value.cited_ids if c in evidence_ids]
+    return outcome.value.model_copy(update={"cited_ids": cited}), usage

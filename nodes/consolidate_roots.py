@@ -1,0 +1,75 @@
+"""Ingest node: root-memory consolidation Φ_C every batch of new memories (RootMem §3.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context, resolve_context
+from agent.llm import Allowance
+from agent.policies.roots import consolidated_roots
+from agent.roles import Usage
+from agent.roles import consolidate_roots as consolidate
+from agent.state import IngestState, RootUnit, TraceEvent
+from agent.tracing import record
+
+_MAX_UNITS = 10  # RootMem's unit budget
+
+
+def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Fold every full batch of new memories into the root units; keep the rest for later.
+
+    Stale units (some of their evidence was forgotten) are handed to the model with the
+    batch, so their rules are rewritten from the evidence that remains.
+    """
+    context = resolve_context(runtime.context)
+    caller = context.caller()
+    if caller is None:
+        event = TraceEvent(
+            node="consolidate_roots",
+            decision="skipped",
+            reason="offline: root units are derived from standing memories at recall time",
+        )
+        return {"trace": record(runtime, event)}
+    store = context.store()
+    relational = store.relational
+    relational.add_pending_roots(state.namespace, [*state.written_ids, *state.resumed_ids])
+    pending = relational.pending_roots(state.namespace)
+    batch = max(context.root_batch, 1)
+    limits = context.ingest_limits()
+    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    usage = Usage()
+    touched: list[str] = []
+    batches = 0
+    while len(pending) >= batch:
+        chunk, pending = pending[:batch], pending[batch:]
+        stored = relational.root_units(state.namespace)
+        units = [RootUnit(**{k: v for k, v in r.items() if k != "stale"}) for r in stored]
+        memories = list(store.get(state.namespace, chunk).values())
+        result, spent = consolidate(
+            caller, state.namespace, units, memories, usage.left(allowance), _MAX_UNITS
+        )
+        usage.calls += spent.calls
+        usage.tokens += spent.tokens
+        usage.notes += spent.notes
+        if result is None:
+            break  # the batch stays pending for the next ingest
+        before = {u.id: u for u in consolidated_roots(store, state.namespace)}
+        relational.replace_root_units(state.namespace, [u.model_dump() for u in result])
+        relational.clear_pending_roots(chunk)
+        touched += [u.id for u in result if before.get(u.id) != u]
+        batches += 1
+    event = TraceEvent(
+        node="consolidate_roots",
+        decision=f"{batches} batch(es) consolidated" if batches else "waiting for a full batch",
+        reason=f"{len(pending)} memories pending (batch {batch}); "
+        f"{len(touched)} unit(s) touched" + (f"; {usage.note}" if usage.note else ""),
+        details={"roots_touched": touched},
+    )
+    return {
+        "roots_touched": touched,
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
+        "trace": record(runtime, event),
+    }

@@ -1,0 +1,92 @@
+"""Ingest node: fact clusters and PMI-filtered causal edges for the new memories (ActMem B–C)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from langgraph.runtime import Runtime
+
+from agent.causal import PMIScorer, assign_clusters
+from agent.context import Context, resolve_context
+from agent.llm import Allowance, estimate_tokens
+from agent.roles import Usage
+from agent.state import IngestState, TraceEvent
+from agent.tracing import record
+from prompts import causal
+
+_CLUSTER_WINDOW = 12  # the latest facts of a cluster shown to the proposer
+
+
+def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Cluster new memories; propose cause → effect pairs per touched cluster; keep PMI ≥ θ."""
+    context = resolve_context(runtime.context)
+    caller = context.caller()
+    ids = [*state.written_ids, *state.resumed_ids]
+    if caller is None or not ids:
+        reason = (
+            "no model configured (causal edges need one)" if caller is None else "no new memories"
+        )
+        event = TraceEvent(node="link_causes", decision="skipped", reason=reason)
+        return {"trace": record(runtime, event)}
+    store = context.store()
+    touched = assign_clusters(store, state.namespace, ids, context.cluster_threshold)
+    if not context.base_url:
+        event = TraceEvent(
+            node="link_causes",
+            decision=f"clustered into {len(touched)} cluster(s); causal edges off",
+            reason="PMI needs prompt log-probabilities from an OpenAI-compatible /v1/completions "
+            "endpoint (set base_url, e.g. vLLM); the configured provider has none",
+        )
+        return {"trace": record(runtime, event)}
+    limits = context.ingest_limits()
+    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    usage = Usage()
+    scorer = PMIScorer(context.base_url, context.model or "")
+    new = set(ids)
+    kept: list[tuple[str, str, float]] = []
+    rejected = 0
+    problem = ""
+    for cluster_id in sorted(touched):
+        member_ids = store.relational.cluster_members(state.namespace, cluster_id)[
+            -_CLUSTER_WINDOW:
+        ]
+        if len(member_ids) < 2 or not new & set(member_ids):
+            continue
+        units = store.get(state.namespace, member_ids)
+        members = [units[m] for m in member_ids if m in units]
+        outcome = caller(causal.ROLE, causal.render(members), usage.left(allowance))
+        usage.add(outcome, f"cluster {cluster_id}: ")
+        for pair in outcome.value.pairs if outcome.value else []:
+            cause, effect = units.get(pair.cause_id), units.get(pair.effect_id)
+            if cause is None or effect is None or problem:
+                continue
+            if usage.left(allowance).calls < 1:
+                problem = "ingest LLM budget spent"
+                continue
+            usage.calls += 1
+            usage.tokens += 2 * estimate_tokens(cause.text + effect.text)
+            try:
+                score = scorer.pmi(cause, effect)
+            except (openai.OpenAIError, ValueError) as error:
+                problem = f"PMI unavailable ({type(error).__name__}: {str(error)[:120]})"
+                continue
+            if score >= context.causal_pmi_threshold:
+                kept.append((cause.id, effect.id, round(score, 4)))
+            else:
+                rejected += 1
+    if kept:
+        store.relational.replace_edges(state.namespace, "causal", [], kept)
+    event = TraceEvent(
+        node="link_causes",
+        decision=f"{len(kept)} causal edge(s) kept, {rejected} rejected by PMI",
+        reason="; ".join(x for x in (problem, usage.note) if x)
+        or f"{len(touched)} cluster(s) touched",
+        details={"edges": kept, "threshold": context.causal_pmi_threshold},
+    )
+    return {
+        "llm_calls": usage.calls,
+        "tokens": usage.tokens,
+        "edges_added": {**state.edges_added, "causal": len(kept)},
+        "trace": record(runtime, event),
+    }
