@@ -42,7 +42,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         controlled, usage = control(caller, state.query, state.cues, ranked, allowance)
         if controlled is not None:
             decision, reason, proposed = controlled
-            reason = f"LLM controller: {reason}"
+            reason = f"LLM controller: {reason}" + (f" [{usage.note}]" if usage.note else "")
         else:
             reason = f"offline ({usage.note}): {reason}"
     if decision == "expand" and not config.expansion:

@@ -59,7 +59,9 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         if stated is None:
             reason = f"{reason} (model: {usage.note})"
         else:
-            reason = f"LLM risks used as second queries, along causal edges too: {stated}"
+            reason = f"LLM risks used as second queries, along causal edges too: {stated}" + (
+                f" [{usage.note}]" if usage.note else ""
+            )
             statements = stated + statements
             for index, risk in enumerate(stated):
                 hits = store.search_semantic(state.namespace, risk, config.counterfactual_k)

@@ -31,6 +31,8 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
             if reply.cited_ids:
                 text += "\n\nSources: " + ", ".join(reply.cited_ids)
             decision = "LLM answer" if reply.supported else "LLM answer: memory lacks support"
+            if usage.note:
+                decision += f" [{usage.note}]"
         else:
             decision = f"offline extractive answer ({usage.note})"
     budget = state.budget.model_copy(

@@ -44,7 +44,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
                 zip([r.id for r in roots], (rule_vectors @ query_vector).tolist(), strict=True)
             )
             active = [(root, round(float(scores[root.id]), 4)) for root in chosen]
-            how = f"LLM router: {why}"
+            how = f"LLM router: {why}" + (f" [{usage.note}]" if usage.note else "")
         else:
             how = f"offline routing ({usage.note})"
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]

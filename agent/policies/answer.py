@@ -12,12 +12,15 @@ _CONSTRAINT_CHANNELS = {"root", "counterfactual"}
 
 def extractive_answer(question: str, evidence: Sequence[Evidence], limit: int = 5) -> str:
     """Constraints first, then the best other evidence; says no language model was used."""
-    constraints = [
+    candidates = [
         e
         for e in evidence
         if e.memory.kind is MemoryKind.STATE
         or _CONSTRAINT_CHANNELS & {s.channel for s in e.sources}
-    ][:3]
+    ]
+    # A stated state (an allergy, an injury) outranks a memory merely reached by a
+    # constraint-seeking channel; within each group the evidence order stands.
+    constraints = sorted(candidates, key=lambda e: e.memory.kind is not MemoryKind.STATE)[:3]
     others = [e for e in evidence if e not in constraints][: max(0, limit - len(constraints))]
     lines = ["(Running without a language model: this is the evidence memory holds, not advice.)"]
     if not evidence:
