@@ -23,9 +23,12 @@ from agent.context import Context, default_store_dir
 from agent.eval.commands import bench
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
 from agent.ingest_files import IngestFileError, load_sessions
+from agent.llm import Allowance
 from agent.memory import Session
+from agent.models import ChatModelSetupError
 from agent.policies.answer import extractive_answer
 from agent.recall_config import RECIPES
+from agent.roles import answer
 from agent.state import (
     MAX_QUERY_CHARS,
     IngestInput,
@@ -58,14 +61,41 @@ ChromaOption = Annotated[
         help="Chroma server (http://host:port) for vectors instead of the embedded store.",
     ),
 ]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        envvar="RIPPLEGRAPH_MODEL",
+        help="Chat model for the LLM roles ('openai:gpt-4.1-mini', or the model name served at "
+        "--base-url); none = the offline policies.",
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        envvar="OPENAI_BASE_URL",
+        help="OpenAI-compatible endpoint for --model (vLLM, Ollama, llama.cpp server).",
+    ),
+]
 NamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace to use.")]
 _SESSIONS_PER_BATCH = 8
 
 
-def _context(store: Path | None, chroma_url: str | None, **settings: Any) -> Context:
+def _context(
+    store: Path | None,
+    chroma_url: str | None,
+    model: str | None = None,
+    base_url: str | None = None,
+    **settings: Any,
+) -> Context:
     """The run's Context from the common options."""
     return Context(
-        store_dir=str(store or default_store_dir()), chroma_url=chroma_url or None, **settings
+        store_dir=str(store or default_store_dir()),
+        chroma_url=chroma_url or None,
+        model=model or None,
+        base_url=base_url or None,
+        **settings,
     )
 
 
@@ -146,14 +176,17 @@ def ingest(
     namespace: NamespaceOption,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
     try:
         sessions = load_sessions(file)
-        context = _context(store, chroma_url)
+        context = _context(store, chroma_url, model, base_url)
+        context.caller()  # a model that cannot be created fails here, before any write
         summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
-    except (IngestFileError, StoreError, ValueError) as error:
+    except (IngestFileError, StoreError, ValueError, ChatModelSetupError) as error:
         raise _fail(str(error)) from error
     if as_json:
         edges = summary["edges"]
@@ -181,6 +214,22 @@ def recall(
         RecallInput(query=question, namespace=namespace), context=context, config=config
     )
     return RecallOutput.model_validate(raw)
+
+
+def answer_text(question: str, result: RecallOutput, context: Context) -> str:
+    """The answer role's reply when a model is configured and budget is left, else extractive."""
+    caller = context.caller()
+    if caller is not None:
+        spent = result.budget
+        allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
+        ids = {e.memory.id for e in result.evidence}
+        reply, usage = answer(caller, question, result.context, ids, allowance)
+        if reply is not None:
+            return reply.answer + (
+                f"\n\nSources: {', '.join(reply.cited_ids)}" if reply.cited_ids else ""
+            )
+        errors.print(f"[yellow]note:[/yellow] answer role fell back: {usage.note}")
+    return extractive_answer(question, result.evidence)
 
 
 @contextmanager
@@ -230,6 +279,8 @@ def ask(
     namespace: NamespaceOption,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     recipe: Annotated[
         str, typer.Option("--recipe", help="Retrieval recipe: " + ", ".join(RECIPES))
     ] = "full",
@@ -255,9 +306,10 @@ def ask(
         raise _fail(
             f"the question has {len(question):,} characters; the limit is {MAX_QUERY_CHARS:,}"
         )
-    context = _context(store, chroma_url, recall_recipe=recipe)
+    context = _context(store, chroma_url, model, base_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
     try:
+        context.caller()
         _known_namespace(context, namespace)
         if context.store().count_units(namespace) == 0:
             errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
@@ -266,9 +318,9 @@ def ask(
             if graph.get_state(config).values:
                 raise _fail(f"thread {thread_id!r} already holds a recall")
             result = recall(question, namespace, context, graph, thread_id)
-    except (StoreError, ValueError) as error:
+    except (StoreError, ValueError, ChatModelSetupError) as error:
         raise _fail(str(error)) from error
-    answer = extractive_answer(question, result.evidence)
+    answer = answer_text(question, result, context)
     if as_json:
         payload = {
             "thread_id": thread_id,
@@ -338,11 +390,16 @@ def show_trace(
 
 
 @app.command("seed-demo")
-def seed_demo(store: StoreOption = None, chroma_url: ChromaOption = None) -> None:
+def seed_demo(
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+) -> None:
     """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
     from studio import DEMO_NAMESPACE, demo_sessions
 
-    context = _context(store, chroma_url)
+    context = _context(store, chroma_url, model, base_url)
     summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
     console.print(_summary_table(summary))
     console.print(f"store: {context.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio")

@@ -191,7 +191,7 @@ def load_chat_model(spec: str, base_url: str | None = None) -> BaseChatModel:
                 from langchain.chat_models import init_chat_model
 
                 model = init_chat_model(spec, temperature=0, max_retries=0, timeout=60)
-        except (ImportError, ValueError) as error:
+        except Exception as error:  # providers raise their own types (missing key, package…)
             raise ChatModelSetupError(f"cannot create chat model {spec!r}: {error}") from error
         _chat_models[key] = model
         return model

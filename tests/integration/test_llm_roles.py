@@ -235,3 +235,126 @@ def test_cost_per_query(demo_store: str, serve: Callable[..., ScriptedOpenAI]) -
     total_tokens = sum(tokens for _, tokens in per_role.values())
     print(f"\nper chat turn: {total_calls} calls, {total_tokens} tokens; by role: {per_role}")  # noqa: T201 (the README's cost table is read from this line)
     assert total_calls <= 6 + 1  # recall + answer, plus the extraction of the user's turn
+
+
+# --- the write path with a model ------------------------------------------------------------
+
+LIFE = [
+    ("Alex", "Morning! The weather is grey again."),
+    ("Sam", "Same here, I am staying in today."),
+    ("Alex", "Maya is allergic to seafood, her doctor told her to avoid it."),
+    ("Sam", "Good to know before her birthday dinner."),
+    *[("Alex", f"Note {i}: I watered the garden and read chapter {i}.") for i in range(16)],
+    ("Alex", "My puppy Rex is teething at the moment."),
+    ("Sam", "Puppies go through that phase."),
+    ("Alex", "Rex chewed my new shoes to pieces."),
+    ("Sam", "Put the shoes on a high shelf."),
+]
+
+
+def write_path_script(request: Request) -> Reply:
+    memories = _MEMORY.findall(request.user)
+    by_word = {word: [mid for mid, text in memories if word in text] for word in
+               ("allergic", "teething", "chewed", "weather")}  # fmt: skip
+    if request.role == "root_consolidation":
+        if not by_word["allergic"]:
+            return Reply(json.dumps({"operations": []}))
+        operation = {
+            "op": "create",
+            "person": "Maya",
+            "topic": "diet",
+            "rules": ["When choosing food or restaurants for Maya, exclude seafood."],
+            "evidence_ids": by_word["allergic"],
+        }
+        return Reply(json.dumps({"operations": [operation]}))
+    if request.role == "causal":
+        pairs = []
+        if by_word["teething"] and by_word["chewed"]:
+            pairs.append({"cause_id": by_word["teething"][0], "effect_id": by_word["chewed"][0]})
+        if by_word["chewed"] and memories:
+            pairs.append({"cause_id": by_word["chewed"][0], "effect_id": memories[0][0]})
+        return Reply(json.dumps({"pairs": pairs}))
+    return well_behaved(request)
+
+
+def teething_makes_chewing_likely(prompt: str) -> list[float]:
+    """Per-word log-probabilities: the shoes are far likelier right after the teething."""
+    words = prompt.split()
+    likely = "teething" in prompt and "chewed" in prompt
+    return [-0.2 if likely else -3.0] * len(words)
+
+
+def test_write_path_with_a_model(tmp_path: Path) -> None:
+    from agent.graph import ingest_graph
+    from agent.memory import Session, Turn
+    from agent.state import IngestInput, IngestOutput
+
+    server = ScriptedOpenAI(write_path_script, scorer=teething_makes_chewing_likely)
+    try:
+        context = Context(
+            store_dir=str(tmp_path / "store"),
+            model="scripted-model",
+            base_url=server.url,
+            extraction_window=10,
+            extraction_overlap=2,
+            cluster_threshold=0.0,  # one topic: every fact in one cluster
+            llm_backoff_seconds=0.01,
+        )
+        session = Session(id="s1", turns=[Turn(speaker=who, text=text) for who, text in LIFE])
+        raw = ingest_graph.invoke(
+            IngestInput(namespace="alex", sessions=[session]), context=context
+        )
+        result = IngestOutput.model_validate(raw)
+        store = context.store()
+        units = store.all_units("alex")
+        assert len(units) == len(LIFE) and all(" said: " in u.text for u in units)
+        assert server.calls("extraction") == 3  # 24 turns, windows of 10 sharing 2
+        assert sorted(t for u in units for t in u.provenance.turn_ids) == sorted(
+            f"s1:{i}" for i in range(1, len(LIFE) + 1)
+        )
+        teething = next(u.id for u in units if "teething" in u.text)
+        chewed = next(u.id for u in units if "chewed" in u.text)
+        edges = store.neighbours("alex", [teething], ["causal"])
+        assert [(e.dst, e.type) for e in edges] == [(chewed, "causal")]
+        assert [e.dst for e in store.neighbours("alex", [chewed], ["caused_by"])] == [teething]
+        causes = next(e for e in result.trace if e.node == "link_causes")
+        assert causes.decision == "1 causal edge(s) kept, 1 rejected by PMI"
+        roots = store.relational.root_units("alex")
+        assert [(r["person"], r["topic"]) for r in roots] == [("Maya", "diet")]
+        assert result.roots_touched == [roots[0]["id"]]
+        assert store.relational.pending_roots("alex") != []  # 4 wait for the next batch
+        assert result.llm_calls == server.calls() + 2  # + the two PMI scorings
+        assert store.check().consistent
+
+        again = IngestOutput.model_validate(
+            ingest_graph.invoke(IngestInput(namespace="alex", sessions=[session]), context=context)
+        )
+        assert again.written_ids == [] and server.calls("extraction") == 3
+
+        allergy = next(u for u in units if "allergic" in u.text)
+        assert store.forget("alex", memory_ids=[allergy.id]) == [allergy.id]
+        assert store.relational.root_units("alex") == []  # its only evidence is gone
+        store.forget("alex", memory_ids=[teething])
+        assert store.neighbours("alex", [chewed], ["caused_by"]) == []
+        report = store.check()
+        assert report.consistent, report.problems
+    finally:
+        server.close()
+
+
+def test_ask_command_with_model_and_base_url(
+    demo_store: str, serve: Callable[..., ScriptedOpenAI]
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    server = serve(well_behaved)
+    args = ["ask", HARBOR, "-n", DEMO_NAMESPACE, "--store", demo_store, "--json"]
+    result = CliRunner().invoke(app, [*args, "--model", "scripted", "--base-url", server.url])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert "Maya is allergic to seafood" in payload["answer"]
+    assert payload["budget"]["llm_calls"] == server.calls() - server.calls("answer")
+    broken = CliRunner().invoke(app, [*args, "--model", "nosuchprovider:model"])
+    assert broken.exit_code == 2 and "cannot create chat model" in broken.output
