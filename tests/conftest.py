@@ -43,7 +43,13 @@ def _check(address: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any socket connection outside loopback (Unix sockets are fine)."""
+    """Fail any socket connection outside loopback (Unix sockets are fine).
+
+    A model or server configured in the developer's environment is ignored too: tests name
+    theirs explicitly.
+    """
+    for variable in ("RIPPLEGRAPH_MODEL", "OPENAI_BASE_URL", "RIPPLEGRAPH_CHROMA_URL"):
+        monkeypatch.delenv(variable, raising=False)
 
     def guarded_connect(self: socket.socket, address: Any) -> None:
         _check(address)

@@ -27,6 +27,7 @@ ROLES = {
     "CounterfactualOutput": "counterfactual",
     "CausalOutput": "causal",
     "AnswerOutput": "answer",
+    "JudgeOutput": "judge",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,11 +52,12 @@ def _systems(value: str) -> tuple[str, ...]:
 
 @contextmanager
 def _store(store: Path | None) -> Iterator[Context]:
+    # The retrieval systems are measured with the offline policies, whatever the environment.
     if store is not None:
-        yield Context(store_dir=str(store))
+        yield Context(store_dir=str(store), model=None, base_url=None)
         return
     with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
-        yield Context(store_dir=str(Path(scratch) / "store"))
+        yield Context(store_dir=str(Path(scratch) / "store"), model=None, base_url=None)
 
 
 @contextmanager
@@ -105,6 +107,18 @@ def locomo(
     out: OutOption = None,
     results_dir: ResultsOption = DEFAULT_RESULTS,
     charts: ChartsOption = True,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            help="Also answer from each system's top 30 with this model and grade the answers "
+            "with it as judge (Judge, F1). Not run in CI.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint."),
+    ] = None,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
     from agent.eval.locomo import ingest_conversations, load_locomo, miss_analysis, run_locomo
@@ -114,8 +128,11 @@ def locomo(
     with _store(store) as context:
         errors.print(f"ingesting {dataset.counts['turns']} turns …")
         ingest_conversations(dataset, context)
+        answerer = (
+            dataclasses.replace(context, model=llm, base_url=base_url).caller() if llm else None
+        )
         with _progress("locomo", len(names) * len(dataset.questions)) as advance:
-            results = run_locomo(dataset, context, names, advance)
+            results = run_locomo(dataset, context, names, advance, answerer)
         results["analysis"] = miss_analysis(dataset, context, results)
     _publish(
         "locomo",

@@ -20,9 +20,12 @@ from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from agent.eval.systems import make_systems
 from agent.graph import ingest_graph
 from agent.ingest_files import load_sessions
-from agent.llm import estimate_tokens
-from agent.memory import Session
+from agent.llm import Allowance, RoleCaller, estimate_tokens
+from agent.memory import MemoryUnit, Session
 from agent.state import IngestInput
+from prompts import answer as answer_prompt
+from prompts import judge
+from prompts.evidence import render_memories
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -45,6 +48,7 @@ class Question:
     text: str
     category: str
     gold: list[str]
+    answer: str = ""
 
 
 @dataclass
@@ -78,7 +82,10 @@ def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
             if not gold:
                 data.questions_without_gold += 1
                 continue
-            data.questions.append(Question(namespace, str(qa["question"]), category, gold))
+            reference = str(qa.get("answer", ""))
+            data.questions.append(
+                Question(namespace, str(qa["question"]), category, gold, reference)
+            )
     if limit is not None:
         data.questions = data.questions[:limit]
         used = {q.namespace for q in data.questions}
@@ -106,8 +113,13 @@ def run_locomo(
     context: Context,
     systems: tuple[str, ...],
     advance: Callable[[], None] = lambda: None,
+    answerer: RoleCaller | None = None,
 ) -> dict[str, Any]:
-    """Score each system per category and overall, with latency and context size."""
+    """Score each system per category and overall, with latency and context size.
+
+    With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
+    judge role grades the answer against the reference (``Judge``), beside token ``F1``.
+    """
     store = context.store()
     results: dict[str, Any] = {"systems": {}, "data": data.counts, "details": {}}
     depth = max(KS)
@@ -126,11 +138,14 @@ def run_locomo(
             turns = list(dict.fromkeys(t for u in ordered for t in u.provenance.turn_ids))
             for k in KS:
                 tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
+            graded = grade(answerer, question, ordered[:ANSWER_K]) if answerer else {}
             for bucket in (question.category, "overall"):
                 scores = per_category.setdefault(bucket, {})
                 for k in KS:
                     scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
                     scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
+                for metric, value in graded.items():
+                    scores.setdefault(metric, []).append(value)
             details.append(
                 {
                     "namespace": question.namespace,
@@ -150,6 +165,31 @@ def run_locomo(
         }
         results["details"][system.name] = details
     return results
+
+
+ANSWER_K = 30  # evidence handed to the answer model (RippleMem's K)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def token_f1(answer: str, reference: str) -> float:
+    """SQuAD-style token F1 between an answer and the reference."""
+    got, want = _WORD.findall(answer.lower()), _WORD.findall(reference.lower())
+    common = sum(min(got.count(w), want.count(w)) for w in set(got))
+    if not got or not want or not common:
+        return 0.0
+    precision, recall = common / len(got), common / len(want)
+    return 2 * precision * recall / (precision + recall)
+
+
+def grade(answerer: RoleCaller, question: Question, evidence: list[MemoryUnit]) -> dict[str, float]:
+    """Answer from the evidence, then judge it; a failed call counts as a wrong answer."""
+    allowance = Allowance(calls=4, tokens=60_000)
+    memories = render_memories(evidence)
+    reply = answerer(answer_prompt.ROLE, answer_prompt.render(question.text, memories), allowance)
+    text = reply.value.answer if reply.value else ""
+    verdict = answerer(judge.ROLE, judge.render(question.text, question.answer, text), allowance)
+    correct = bool(text and verdict.value and verdict.value.correct)
+    return {"Judge": float(correct), "F1": token_f1(text, question.answer)}
 
 
 def miss_analysis(

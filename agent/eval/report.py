@@ -52,6 +52,26 @@ def locomo_markdown(results: dict[str, Any]) -> str:
             f"{scores['context_tokens']['@30']:.0f}",
         ]
         lines.append(_row(cells))
+    graded = [n for n, scores in results["systems"].items() if "Judge" in scores["overall"]]
+    if graded:
+        buckets = ["overall", *CATEGORIES.values()]
+        lines += ["", _row(["system", *[f"{b} Judge / F1" for b in buckets]])]
+        lines.append(_row(["---"] * (len(buckets) + 1)))
+        for name in graded:
+            scores = results["systems"][name]
+            lines.append(
+                _row(
+                    [
+                        name,
+                        *[
+                            f"{scores[b]['Judge']:.3f} / {scores[b]['F1']:.3f}"
+                            if b in scores
+                            else "-"
+                            for b in buckets
+                        ],
+                    ]
+                )
+            )
     data = results["data"]
     lines.append("")
     lines.append(

@@ -108,3 +108,35 @@ def test_bench_prefeval_smoke(tmp_path: Path) -> None:
     }
     assert summary["systems"]["dense"]["explicit/N=3"]["Hit@5"] == 1.0
     assert summary["data"]["records"] == {"explicit": 1, "choice-based": 1, "persona-driven": 1}
+
+
+def test_bench_locomo_llm_answers_and_judge(tmp_path: Path) -> None:
+    """`--llm` through the real OpenAI wire protocol, against a scripted loopback server."""
+    from tests.openai_server import Reply, Request, ScriptedOpenAI
+
+    def script(request: Request) -> Reply:
+        if request.role == "answer":
+            knows = "mansion" in request.user
+            answer = "a mansion in Japan and a car" if knows else "memory holds nothing on it"
+            return Reply(json.dumps({"answer": answer, "cited_ids": [], "supported": knows}))
+        correct = "a mansion in Japan" in request.user
+        return Reply(json.dumps({"correct": correct, "reason": "compared with the reference"}))
+
+    server = ScriptedOpenAI(script)
+    try:
+        data = write_calvin(tmp_path / "locomo.json")
+        out = tmp_path / "out.json"
+        args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
+                "--results", str(tmp_path / "results"), "--out", str(out), "--no-charts",
+                "--systems", "bm25,ripplegraph",
+                "--llm", "scripted", "--base-url", server.url]  # fmt: skip
+        run = CliRunner().invoke(app, args)
+        assert run.exit_code == 0, run.output
+        summary = json.loads(out.read_text())
+        for system in ("bm25", "ripplegraph"):
+            overall = summary["systems"][system]["overall"]
+            assert overall["Judge"] == 1.0 and 0.5 < overall["F1"] <= 1.0
+        assert server.calls("answer") == server.calls("judge") == 2 * 2  # 2 systems × 2
+        assert "Judge / F1" in (tmp_path / "results" / "bench_locomo.md").read_text()
+    finally:
+        server.close()
