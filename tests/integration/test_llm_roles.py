@@ -324,6 +324,8 @@ def test_write_path_with_a_model(tmp_path: Path) -> None:
         assert result.roots_touched == [roots[0]["id"]]
         assert store.relational.pending_roots("alex") != []  # 4 wait for the next batch
         assert result.llm_calls == server.calls() + 2  # + the two PMI scorings
+        per_role = {role: (server.calls(role), server.usage[role]) for role in server.usage}
+        print(f"\ningest of {len(LIFE)} turns: {result.llm_calls} calls; by role: {per_role}")  # noqa: T201
         assert store.check().consistent
 
         again = IngestOutput.model_validate(
