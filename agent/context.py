@@ -140,6 +140,9 @@ class Context:
     llm_backoff_seconds: float = field(
         default=0.5, metadata={"description": "First retry wait; doubles per retry (max 8 s)."}
     )
+    llm_timeout_seconds: float = field(
+        default=60.0, metadata={"description": "Seconds one model request may take (5-600)."}
+    )
     max_ingest_llm_calls: int = field(
         default=200,
         metadata={
@@ -175,11 +178,13 @@ class Context:
         if not self.model:
             return None
         name = (self.routing_model or self.model) if purpose == "routing" else self.model
+        timeout = min(max(self.llm_timeout_seconds, 5.0), 600.0)
         return RoleCaller(
-            load_chat_model(name, self.base_url),
+            load_chat_model(name, self.base_url, timeout),
             attempts=min(max(self.llm_attempts, 1), 6),
             reasks=min(max(self.llm_reasks, 0), 3),
             backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
+            openai_compatible=bool(self.base_url),
         )
 
     def ingest_limits(self) -> dict[str, int]:

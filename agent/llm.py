@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 import openai
@@ -140,8 +140,10 @@ class RoleCaller:
         reasks: int = 1,
         backoff_seconds: float = 0.5,
         backoff_max_seconds: float = 8.0,
+        openai_compatible: bool = False,
     ) -> None:
         self.model = model
+        self.openai_compatible = openai_compatible
         self.attempts = max(1, attempts)
         self.reasks = max(0, reasks)
         self.backoff_seconds = backoff_seconds
@@ -176,6 +178,16 @@ class RoleCaller:
         outcome.events.append(f"no valid reply after {1 + self.reasks} asks")
         return outcome
 
+    def _reply_limit(self, role: Role[S]) -> dict[str, Any]:
+        """The reply-length cap, in the field the endpoint honours.
+
+        langchain-openai sends ``max_completion_tokens``, which OpenAI reads but llama.cpp's
+        Python server ignores; OpenAI-compatible servers all read ``max_tokens``.
+        """
+        if self.openai_compatible:
+            return {"extra_body": {"max_tokens": role.max_output_tokens}}
+        return {"max_tokens": role.max_output_tokens}
+
     def _attempts(
         self,
         role: Role[S],
@@ -206,7 +218,7 @@ class RoleCaller:
                     )
                 outcome.calls += 1
                 outcome.tokens += estimate
-                reply = self.model.invoke(list(messages), max_tokens=role.max_output_tokens)
+                reply = self.model.invoke(list(messages), **self._reply_limit(role))
                 if not isinstance(reply, AIMessage):
                     raise TypeError(f"expected an AIMessage, got {type(reply).__name__}")
                 used = _usage(reply)

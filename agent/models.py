@@ -156,11 +156,11 @@ class ChatModelSetupError(RuntimeError):
     """The configured chat model cannot be created (unknown provider, missing package)."""
 
 
-_chat_models: dict[tuple[str, str | None], BaseChatModel] = {}
+_chat_models: dict[tuple[str, str | None, float], BaseChatModel] = {}
 _chat_lock = threading.Lock()
 
 
-def load_chat_model(spec: str, base_url: str | None = None) -> BaseChatModel:
+def load_chat_model(spec: str, base_url: str | None = None, timeout: float = 60.0) -> BaseChatModel:
     """A chat model, created once per process.
 
     ``spec`` is an ``init_chat_model`` string, or with ``base_url`` the model name an
@@ -170,7 +170,7 @@ def load_chat_model(spec: str, base_url: str | None = None) -> BaseChatModel:
     counts every attempt into the budget.  API keys come only from the environment
     (``OPENAI_API_KEY`` …); a local endpoint that needs none gets a placeholder.
     """
-    key = (spec, base_url or None)
+    key = (spec, base_url or None, timeout)
     with _chat_lock:
         if key in _chat_models:
             return _chat_models[key]
@@ -185,12 +185,12 @@ def load_chat_model(spec: str, base_url: str | None = None) -> BaseChatModel:
                     api_key=SecretStr(os.environ.get("OPENAI_API_KEY") or "not-needed"),
                     temperature=0,
                     max_retries=0,
-                    timeout=60,
+                    timeout=timeout,
                 )
             else:
                 from langchain.chat_models import init_chat_model
 
-                model = init_chat_model(spec, temperature=0, max_retries=0, timeout=60)
+                model = init_chat_model(spec, temperature=0, max_retries=0, timeout=timeout)
         except Exception as error:  # providers raise their own types (missing key, package…)
             raise ChatModelSetupError(f"cannot create chat model {spec!r}: {error}") from error
         _chat_models[key] = model
