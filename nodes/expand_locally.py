@@ -28,7 +28,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
         store.embedder.query(state.plan.target),
         exclude=state.pool.keys(),
         hops=hops,
-        top_n=config.top_n_per_channel,
+        top_n=config.expansion_width(context.limits()["evidence_k"]),
         edge_types=edge_types,
     )
     round_number = state.rounds + 1

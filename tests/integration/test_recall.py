@@ -39,6 +39,12 @@ def allergy(result: RecallOutput) -> list[Any]:
 
 
 def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Context) -> None:
+    """With the paper's first hop (10/5/5, which K = 20 keeps unwidened), similarity misses it.
+
+    At K = 30 the first hop widens to 15/8/8, a third of this 50-turn history, and the
+    allergy's turn enters it by similarity alone.
+    """
+    demo_context = dataclasses.replace(demo_context, evidence_k=20)
     full = run(demo_context, HARBOR)
     found = allergy(full)
     assert found, "the allergy memory must be in the evidence"
