@@ -30,7 +30,8 @@ def plan_recollection(
 
     Planned: anchors are the best-ranked evidence sharing query cues; the target keeps the
     query as its restatement (its embedding is already cached, so expansion costs no second
-    model call) and carries what is missing as target terms, matched lexically.  Unplanned
+    model call) and carries what is missing, then the query's terms, as target terms matched
+    lexically.  Unplanned
     (the ablation): the top items, and the query's own terms.
     """
     if planned:
@@ -44,5 +45,10 @@ def plan_recollection(
         target=query,
         target_people=list(cues.people),
         target_places=list(cues.places),
-        target_terms=missing_terms if planned and missing_terms else list(cues.terms),
+        # The missing terms lead the target but do not replace the question's own terms: a
+        # one-word target let any memory with that word outrank better-aligned neighbours
+        # (measured on LoCoMo dev: multi-hop All@30 0.232 with missing terms alone).
+        target_terms=list(dict.fromkeys([*missing_terms, *cues.terms]))
+        if planned
+        else list(cues.terms),
     )
