@@ -42,6 +42,13 @@ class Usage:
         if outcome.events:
             self.notes.append(f"{label}{outcome.note}" if label else outcome.note)
 
+    def absorb(self, other: Usage) -> None:
+        """Add another step's spending and notes to this one."""
+        self.calls += other.calls
+        self.tokens += other.tokens
+        self.fallbacks += other.fallbacks
+        self.notes += other.notes
+
     def left(self, allowance: Allowance) -> Allowance:
         """What remains of ``allowance`` after this step so far."""
         return Allowance(allowance.calls - self.calls, allowance.tokens - self.tokens)

@@ -11,7 +11,7 @@ from agent.llm import Allowance
 from agent.policies.roots import consolidated_roots
 from agent.roles import Usage
 from agent.roles import consolidate_roots as consolidate
-from agent.state import IngestState, RootUnit, TraceEvent
+from agent.state import IngestState, TraceEvent
 from agent.tracing import record
 
 _MAX_UNITS = 10  # RootMem's unit budget
@@ -44,15 +44,12 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     batches = 0
     while len(pending) >= batch:
         chunk, pending = pending[:batch], pending[batch:]
-        stored = relational.root_units(state.namespace)
-        units = [RootUnit(**{k: v for k, v in r.items() if k != "stale"}) for r in stored]
+        units = consolidated_roots(store, state.namespace, include_stale=True)
         memories = list(store.get(state.namespace, chunk).values())
         result, spent = consolidate(
             caller, state.namespace, units, memories, usage.left(allowance), _MAX_UNITS
         )
-        usage.calls += spent.calls
-        usage.tokens += spent.tokens
-        usage.notes += spent.notes
+        usage.absorb(spent)
         if result is None:
             break  # the batch stays pending for the next ingest
         before = {u.id: u for u in consolidated_roots(store, state.namespace)}

@@ -60,12 +60,18 @@ def build_roots(units: Sequence[MemoryUnit], max_units: int, evidence: int) -> l
     return roots
 
 
-def consolidated_roots(store: MemoryStore, namespace: str) -> list[RootUnit]:
-    """Root units an LLM consolidated (Φ_C), except stale ones awaiting re-consolidation."""
+def consolidated_roots(
+    store: MemoryStore, namespace: str, *, include_stale: bool = False
+) -> list[RootUnit]:
+    """Root units an LLM consolidated (Φ_C).
+
+    Stale ones (awaiting re-consolidation after a forget) only when asked for: their rules
+    may restate what was forgotten, so routing never reads them.
+    """
     return [
         RootUnit(**{k: v for k, v in row.items() if k != "stale"})
         for row in store.relational.root_units(namespace)
-        if not row["stale"]
+        if include_stale or not row["stale"]
     ]
 
 

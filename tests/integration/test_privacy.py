@@ -257,3 +257,20 @@ def test_store_refuses_the_other_vector_backend(fresh_context: Context) -> None:
     result = runner.invoke(app, args + (["--chroma-url", other] if other else []))
     assert result.exit_code == 2
     assert "keeps its vectors" in " ".join(result.output.split())
+
+
+def test_forgetting_part_of_a_consolidated_root_marks_it_stale(fresh_context: Context) -> None:
+    from agent.policies.roots import consolidated_roots
+
+    store = fresh_context.store()
+    ingest(fresh_context, "alice", tenant_sessions(0))
+    first, second = [u.id for u in store.all_units("alice")[:2]]
+    root = {"id": "root_x", "person": "Maya", "topic": "diet", "rule": "No peanuts for Maya.",
+            "evidence_ids": [first, second]}  # fmt: skip
+    store.relational.replace_root_units("alice", [root])
+    assert [r.id for r in consolidated_roots(store, "alice")] == ["root_x"]
+    store.forget("alice", memory_ids=[first])
+    assert consolidated_roots(store, "alice") == []  # stale: not routed until rewritten
+    [stale] = consolidated_roots(store, "alice", include_stale=True)
+    assert stale.evidence_ids == [second]
+    assert store.check().consistent
