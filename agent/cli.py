@@ -8,7 +8,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -122,21 +122,31 @@ def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
 def ingest_sessions(
     sessions: Sequence[Session], namespace: str, context: Context, *, show_progress: bool
 ) -> dict[str, object]:
-    """Run the ingest graph over ``sessions`` in batches; returns the summary."""
+    """Run the ingest graph over ``sessions`` in batches; returns the summary.
+
+    On embedded Chroma the whole ingest holds the store's write lock: Chroma's embedded
+    client is not safe against another process's writes interleaving with its own reads
+    (seen as "Error finding id" with two concurrent ingests), so a second writer waits for
+    the first to finish.  A Chroma server serialises requests itself; there batches interleave.
+    """
     started = time.perf_counter()
     new_units = 0
     edges = {"semantic": 0, "structural": 0}
     total_turns = sum(len(s.turns) for s in sessions)
-    with Progress(
-        TextColumn("[bold]ingest[/bold] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("turns"),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=not show_progress,
-        transient=True,
-    ) as progress:
+    exclusive = nullcontext() if context.chroma_url else context.store().write_lock()
+    with (
+        exclusive,
+        Progress(
+            TextColumn("[bold]ingest[/bold] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("turns"),
+            TimeElapsedColumn(),
+            console=errors,
+            disable=not show_progress,
+            transient=True,
+        ) as progress,
+    ):
         task = progress.add_task(namespace, total=total_turns)
         for batch in _batches(sessions):
             raw = ingest_graph.invoke(
