@@ -18,6 +18,7 @@ from functools import lru_cache
 from dateparser.date import DateDataParser
 
 from agent.memory import TimeInterval
+from agent.text import normalise_cue
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -180,11 +181,6 @@ _PLACE_NOUNS = re.compile(
     r"festival|shelter|vet|bakery|gallery|forest|river|island|city|village)\b",
     re.IGNORECASE,
 )
-
-
-def normalise_cue(value: str) -> str:
-    """Canonical form of a person or place cue for indexing and comparison."""
-    return re.sub(r"\s+", " ", value.replace("’", "'")).strip(" .,!?;:'\"").casefold()
 
 
 def _sentence_initial(text: str, position: int) -> bool:

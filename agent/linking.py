@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.cues import normalise_cue
 from agent.memory import MemoryUnit
 from agent.store import MemoryStore
+from agent.text import normalise_cue
 
 SEMANTIC = "semantic"
 STRUCTURAL = "structural"

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import cached_property
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from agent.text import normalise_cue, stem, tokenize
 
 Namespace = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[\w.:@/-]{1,128}$")]
 """A tenant's memory space: 1-128 letters, digits or ``_ . : @ / -``."""
@@ -85,6 +88,20 @@ class MemoryUnit(BaseModel):
     time: TimeInterval | None = None
     kind: MemoryKind = MemoryKind.OTHER
     provenance: Provenance
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        """Lower-cased content tokens: the BM25 document.
+
+        Computed once per unit; the store hands out the same unit objects until a forget.
+        """
+        return tuple(tokenize(self.text))
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """Stemmed content words and normalised cues: what coverage and matching compare."""
+        words = {stem(t) for t in self.tokens}
+        return frozenset(words | {normalise_cue(c) for c in [*self.people, *self.places]})
 
 
 MAX_TURN_CHARS = 20_000  # a longer turn is a document: split it before ingesting

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ OutOption = Annotated[Path | None, typer.Option("--out", help="Also write the JS
 ChartsOption = Annotated[bool, typer.Option("--charts/--no-charts", help="Write PNG charts.")]
 DEFAULT_RESULTS = Path("benchmarks/results")
 ALL_SYSTEMS = ",".join(SYSTEMS)
+DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)
 
 
 def _systems(value: str) -> tuple[str, ...]:
@@ -152,21 +154,23 @@ def prefeval(
     systems: SystemsOption = ALL_SYSTEMS,
     fillers: Annotated[str, typer.Option("--fillers", help="Filler turn counts N.")] = "10,100,300",
     limit: LimitOption = None,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=1, help="Processes, each scoring records in its own store."),
+    ] = DEFAULT_WORKERS,
     out: OutOption = None,
     results_dir: ResultsOption = DEFAULT_RESULTS,
     charts: ChartsOption = True,
 ) -> None:
     """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
-    from agent.eval.prefeval import FORMS, run_prefeval
+    from agent.eval.prefeval import load_records, run_prefeval
 
     names = _systems(systems)
     counts = tuple(int(n) for n in fillers.split(","))
-    per_form = limit if limit is not None else 527
-    with (
-        _store(store) as context,
-        _progress("prefeval", len(counts) * per_form * len(FORMS)) as advance,
-    ):
-        results = run_prefeval(data, context, names, counts, limit, advance)
+    with _store(store) as context:
+        records = load_records(data, limit)
+        with _progress("prefeval", len(records)) as advance:
+            results = run_prefeval(data, context, names, records, counts, advance, workers)
     _publish(
         "prefeval",
         results,

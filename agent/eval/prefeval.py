@@ -5,15 +5,25 @@ turn; implicit: the conversation) followed by N filler turns from
 ``filtered_inter_turns.json``; the record's question is the query.  Gold turn: explicit — the
 statement; choice-based — the user's ``user_selection``; persona-driven — the user turn most
 similar to the record's ``preference`` (a silver label fixed once with the local embedder,
-the same for every system).  The filler is embedded and linked once per N in a template
-namespace and copied into each record's namespace, which is dropped after scoring.
+the same for every system).
+
+A namespace per record is the semantics, not the storage.  The filler is embedded and linked
+once per N into a template namespace; each record is ingested into the templates, scored by
+every system, then forgotten.  Forgetting removes its units, cues, vectors and edges, and
+linking may have displaced a few filler–filler edges (degrees are bounded), so those are put
+back and the template is checked against its snapshot before the next record: every record
+meets exactly the filler state a fresh namespace would give it.  Records are sharded over
+worker processes, each with its own store, so the whole dev run fits the machine's cores.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,27 +32,35 @@ import numpy as np
 
 from agent.context import Context
 from agent.eval.metrics import hit_at, mean
-from agent.eval.systems import make_systems
+from agent.eval.systems import System, make_systems
 from agent.graph import ingest_graph
 from agent.memory import Session, Turn
 from agent.state import IngestInput
+from agent.store.relational import Edge
 
 FORMS = ("explicit", "choice-based", "persona-driven")
 PREFERENCE_DATE = datetime(2024, 1, 1, 12, 0)
 FILLER_DATE = datetime(2024, 1, 2, 12, 0)
 HIT_KS = (5, 10)
+EDGE_TYPES = ("semantic", "structural")
+CHUNK = 8  # records per worker task: fine-grained progress, little overhead
 
 
-@dataclass
+@dataclass(frozen=True)
 class PrefRecord:
-    """One PrefEval record as a preference session, a question and the gold turn id."""
+    """One PrefEval record as a preference session, a question and the gold turn id.
+
+    ``gold`` is None for persona-driven records: their silver label is computed where the
+    record is scored (``gold_turn``), so the embedding work is spread over the workers.
+    """
 
     form: str
     topic: str
     index: int
     question: str
+    preference: str
     session: Session
-    gold: str
+    gold: str | None
 
 
 def _turn(speaker: str, text: str, turn_id: str) -> Turn:
@@ -69,10 +87,8 @@ def _preference_session(form: str, record: dict[str, Any]) -> tuple[list[Turn], 
     return turns, None
 
 
-def load_records(
-    directory: Path, embed: Callable[[list[str]], np.ndarray], limit: int | None = None
-) -> list[PrefRecord]:
-    """Every record of the three forms; persona-driven gold turns labelled by ``embed``."""
+def load_records(directory: Path, limit: int | None = None) -> list[PrefRecord]:
+    """Every record of the three forms (the first ``limit`` of each)."""
     folders = {
         "explicit": directory / "explicit_preference",
         "choice-based": directory / "implicit_preference" / "choice-based",
@@ -89,13 +105,22 @@ def load_records(
         ]
         for topic, index, record in raw[:limit] if limit is not None else raw:
             turns, gold = _preference_session(form, record)
-            if gold is None:
-                users = [t for t in turns if t.speaker == "User"]
-                vectors = embed([record["preference"], *[t.text for t in users]])
-                gold = str(users[int(np.argmax(vectors[1:] @ vectors[0]))].id)
             session = Session(id="pref", date=PREFERENCE_DATE, turns=turns)
-            records.append(PrefRecord(form, topic, index, record["question"], session, gold))
+            records.append(
+                PrefRecord(
+                    form, topic, index, record["question"], record["preference"], session, gold
+                )
+            )
     return records
+
+
+def gold_turn(record: PrefRecord, embed: Callable[[list[str]], np.ndarray]) -> str:
+    """The record's gold turn id; persona-driven: the user turn nearest its preference."""
+    if record.gold is not None:
+        return record.gold
+    users = [t for t in record.session.turns if t.speaker == "User"]
+    vectors = embed([record.preference, *[t.text for t in users]])
+    return str(users[int(np.argmax(vectors[1:] @ vectors[0]))].id)
 
 
 def filler_turns(directory: Path, count: int) -> list[Turn]:
@@ -111,53 +136,172 @@ def filler_turns(directory: Path, count: int) -> list[Turn]:
     return turns
 
 
+Scores = list[tuple[str, str, dict[str, float]]]  # (system, "form/N=n", {"Hit@k": 0 or 1})
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A filler namespace and its snapshot: the state every record must find."""
+
+    count: int
+    namespace: str
+    ids: frozenset[str]
+    edges: frozenset[Edge]
+
+
+class RecordScorer:
+    """Scores records against filler templates in one store, restoring them after each."""
+
+    def __init__(
+        self, directory: Path, context: Context, systems: Sequence[str], fillers: Sequence[int]
+    ) -> None:
+        self.context = context
+        self.store = context.store()
+        self.systems = make_systems(self.store, context, tuple(systems))
+        self.templates = [self._template(directory, count) for count in fillers]
+
+    def _template(self, directory: Path, count: int) -> _Template:
+        namespace = f"prefeval-filler-{count}"
+        if not self.store.count_units(namespace):
+            filler = Session(id="filler", date=FILLER_DATE, turns=filler_turns(directory, count))
+            ingest_graph.invoke(
+                IngestInput(namespace=namespace, sessions=[filler]), context=self.context
+            )
+        ids = frozenset(self.store.relational.unit_ids(namespace))
+        edges = frozenset(self.store.neighbours(namespace, ids, EDGE_TYPES))
+        return _Template(count, namespace, ids, edges)
+
+    def score(self, record: PrefRecord) -> Scores:
+        """Hit@K of every system for the record at every filler count."""
+        gold = gold_turn(record, self.store.embedder.documents)
+        scores: Scores = []
+        try:
+            for template in self.templates:
+                ingest_graph.invoke(
+                    IngestInput(namespace=template.namespace, sessions=[record.session]),
+                    context=self.context,
+                )
+                bucket = f"{record.form}/N={template.count}"
+                for system in self.systems:
+                    turns = self._turns(system, template.namespace, record.question)
+                    hits = {f"Hit@{k}": hit_at(turns, gold, k) for k in HIT_KS}
+                    scores.append((system.name, bucket, hits))
+        finally:  # the record's session is forgotten only now, so it is embedded once
+            for template in self.templates:
+                self._restore(template, record.session.id)
+        return scores
+
+    def _turns(self, system: System, namespace: str, question: str) -> list[str]:
+        ids = system.retrieve(namespace, question, max(HIT_KS))
+        units = self.store.get(namespace, ids)
+        return list(
+            dict.fromkeys(t for mid in ids if mid in units for t in units[mid].provenance.turn_ids)
+        )
+
+    def _restore(self, template: _Template, session: str) -> None:
+        store = self.store
+        store.forget(template.namespace, session=session)
+        edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
+        for edge_type in EDGE_TYPES:  # displaced filler edges; both directions are stored
+            lost = [
+                (e.src, e.dst, e.weight)
+                for e in template.edges - edges
+                if e.type == edge_type and e.src < e.dst
+            ]
+            store.relational.replace_edges(template.namespace, edge_type, (), lost)
+        ids = store.relational.unit_ids(template.namespace)
+        edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
+        if ids != template.ids or edges != template.edges:
+            raise RuntimeError(
+                f"{template.namespace}: the filler template drifted from its snapshot"
+            )
+
+
+_worker: RecordScorer | None = None
+
+
+def _start_worker(
+    slots: multiprocessing.Queue[int],
+    directory: Path,
+    context: Context,
+    systems: Sequence[str],
+    fillers: Sequence[int],
+    threads: int,
+) -> None:
+    global _worker
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+    store_dir = Path(context.store_dir) / "prefeval-workers" / str(slots.get())
+    _worker = RecordScorer(directory, replace(context, store_dir=str(store_dir)), systems, fillers)
+
+
+def _score_chunk(records: list[PrefRecord]) -> list[Scores]:
+    assert _worker is not None, "worker not started"
+    return [_worker.score(record) for record in records]
+
+
+def _scores(
+    directory: Path,
+    context: Context,
+    systems: Sequence[str],
+    fillers: Sequence[int],
+    records: list[PrefRecord],
+    workers: int,
+) -> Iterator[Scores]:
+    """Each record's scores, from this process or from ``workers`` processes."""
+    if workers <= 1:
+        scorer = RecordScorer(directory, context, systems, fillers)
+        yield from (scorer.score(record) for record in records)
+        return
+    spawn = multiprocessing.get_context("spawn")
+    slots: multiprocessing.Queue[int] = spawn.Queue()
+    for slot in range(workers):
+        slots.put(slot)
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=spawn,
+        initializer=_start_worker,
+        initargs=(slots, directory, context, systems, fillers, threads),
+    ) as pool:
+        chunks = [records[i : i + CHUNK] for i in range(0, len(records), CHUNK)]
+        for done in as_completed([pool.submit(_score_chunk, chunk) for chunk in chunks]):
+            yield from done.result()
+
+
 def run_prefeval(
     directory: Path,
     context: Context,
     systems: tuple[str, ...],
+    records: list[PrefRecord],
     fillers: tuple[int, ...] = (10, 100, 300),
-    limit: int | None = None,
     advance: Callable[[], None] = lambda: None,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Hit@5 and Hit@10 by form and filler count for each system."""
-    store = context.store()
-    records = load_records(Path(directory), store.embedder.documents, limit)
-    retrievers = make_systems(store, context, systems)
+    """Hit@5 and Hit@10 by form and filler count for each system (``advance`` per record)."""
     hits: dict[str, dict[str, dict[str, list[float]]]] = {s: {} for s in systems}
-    for count in fillers:
-        template = f"prefeval-filler-{count}"
-        if not store.count_units(template):
-            filler = Session(id="filler", date=FILLER_DATE, turns=filler_turns(directory, count))
-            ingest_graph.invoke(IngestInput(namespace=template, sessions=[filler]), context=context)
-        for record in records:
-            namespace = f"prefeval/{record.form}/{record.topic}/{record.index}/N{count}"
-            store.drop_namespace(namespace)
-            store.clone_namespace(template, namespace)
-            ingest_graph.invoke(
-                IngestInput(namespace=namespace, sessions=[record.session]), context=context
-            )
-            for system in retrievers:
-                ids = system.retrieve(namespace, record.question, max(HIT_KS))
-                units = store.get(namespace, ids)
-                turns = list(
-                    dict.fromkeys(t for mid in ids if mid in units
-                                  for t in units[mid].provenance.turn_ids)
-                )  # fmt: skip
-                bucket = hits[system.name].setdefault(f"{record.form}/N={count}", {})
-                for k in HIT_KS:
-                    bucket.setdefault(f"Hit@{k}", []).append(hit_at(turns, record.gold, k))
-            store.drop_namespace(namespace)
-            advance()
+    for scores in _scores(directory, context, systems, fillers, records, workers):
+        for system, bucket, values in scores:
+            for metric, value in values.items():
+                hits[system].setdefault(bucket, {}).setdefault(metric, []).append(value)
+        advance()
+    buckets = [f"{form}/N={count}" for count in fillers for form in FORMS]
     return {
         "systems": {
             name: {
-                bucket: {metric: mean(values) for metric, values in scores.items()}
-                for bucket, scores in buckets.items()
+                bucket: {metric: mean(values) for metric, values in scores[bucket].items()}
+                for bucket in buckets
+                if bucket in scores
             }
-            for name, buckets in hits.items()
+            for name, scores in hits.items()
         },
         "data": {
             "records": {form: sum(r.form == form for r in records) for form in FORMS},
             "fillers": list(fillers),
+            "workers": workers,
         },
     }

@@ -12,13 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.cues import normalise_cue
 from agent.linking import SEMANTIC, STRUCTURAL
 from agent.memory import MemoryUnit
-from agent.policies.query import stem
 from agent.state import Plan
 from agent.store import MemoryStore
-from agent.store.lexical import tokenize
+from agent.text import normalise_cue
 
 
 @dataclass(frozen=True)
@@ -38,9 +36,7 @@ def cue_match(memory: MemoryUnit, plan: Plan) -> float:
     wanted |= set(plan.target_terms)
     if not wanted:
         return 0.0
-    have = {normalise_cue(p) for p in [*memory.people, *memory.places]}
-    have |= {stem(t) for t in tokenize(memory.text)}
-    return len(wanted & have) / len(wanted)
+    return len(wanted & memory.terms) / len(wanted)
 
 
 def expand(

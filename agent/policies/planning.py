@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.cues import normalise_cue
-from agent.policies.query import stem
 from agent.state import Evidence, Plan, QueryCues
-from agent.store.lexical import tokenize
+from agent.text import normalise_cue
 
 
 def _overlap(item: Evidence, cues: QueryCues) -> int:
-    memory = item.memory
-    names = {normalise_cue(p) for p in [*memory.people, *memory.places]}
-    words = {stem(t) for t in tokenize(memory.text)}
-    wanted_names = {normalise_cue(p) for p in [*cues.people, *cues.places]}
-    return len(names & wanted_names) + len(words & set(cues.terms))
+    wanted = {normalise_cue(p) for p in [*cues.people, *cues.places]} | set(cues.terms)
+    return len(item.memory.terms & wanted)
 
 
 def plan_recollection(

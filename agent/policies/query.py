@@ -8,7 +8,7 @@ from datetime import datetime
 
 from agent.cues import CueExtractor, TimeResolver
 from agent.state import QueryCues
-from agent.store.lexical import tokenize
+from agent.text import stem, tokenize
 
 _QUESTION_WORDS = frozenset(
     """
@@ -28,14 +28,6 @@ _DECISION = re.compile(
     r"would (?:it|.*) be (?:a )?(?:good|fine|ok))\b",
     re.IGNORECASE,
 )
-
-
-def stem(term: str) -> str:
-    """A light suffix stripper so 'bought'/'buy' stay apart but 'mugs'/'mug' meet."""
-    for suffix in ("ing", "ies", "ed", "es", "s"):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return term
 
 
 def content_terms(text: str, names: Sequence[str] = ()) -> list[str]:

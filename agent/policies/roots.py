@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agent.cues import normalise_cue
 from agent.memory import MemoryKind, MemoryUnit
 from agent.state import QueryCues, RootUnit
 from agent.store import MemoryStore
 from agent.store.derived import DerivedCache
+from agent.text import normalise_cue
 
 _TOPICS = {
     MemoryKind.STATE: "constraints and current state",

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.cues import normalise_cue
-from agent.policies.query import stem
 from agent.state import Decision, Evidence, QueryCues
-from agent.store.lexical import tokenize
+from agent.text import normalise_cue
 
 COVERAGE_WINDOW = 10  # the evidence a reader would look at first
 
@@ -28,23 +26,17 @@ class Verdict:
     reason: str
 
 
-def _covers(item: Evidence) -> set[str]:
-    memory = item.memory
-    words = {stem(t) for t in tokenize(memory.text)}
-    return words | {normalise_cue(p) for p in [*memory.people, *memory.places]}
-
-
 def missing_support(cues: QueryCues, ranked: Sequence[Evidence]) -> list[str]:
     """Query cues and terms no top evidence mentions, and a missing second session if needed."""
     top = list(ranked[:COVERAGE_WINDOW])
     covered: set[str] = set()
     for item in top:
-        covered |= _covers(item)
+        covered |= item.memory.terms
     wanted = [normalise_cue(p) for p in [*cues.people, *cues.places]] + cues.terms
     missing = [w for w in wanted if w not in covered]
     if cues.multi_part:
         supporting = {
-            item.memory.provenance.session_id for item in top if _covers(item) & set(wanted)
+            item.memory.provenance.session_id for item in top if item.memory.terms & set(wanted)
         }
         if len(supporting) < 2:
             missing.append("support from another session")

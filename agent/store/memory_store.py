@@ -7,10 +7,12 @@ Every read and write names a namespace.
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -92,7 +94,7 @@ class MemoryStore:
                 if chroma_url
                 else VectorIndex.embedded(self.directory / "chroma", self.store_id)
             )
-        self.lexical = LexicalIndex(self.relational.texts, self.relational.generation)
+        self.lexical = LexicalIndex(self.relational.all_units, self.relational.generation)
         self._vector_cache: dict[str, np.ndarray] = {}
 
     def write_lock(self) -> FileLock:
@@ -347,13 +349,19 @@ _stores: dict[tuple[str, str, str | None], MemoryStore] = {}
 _open_lock = threading.Lock()
 
 
+@lru_cache(maxsize=256)
+def _resolve(cwd: str, directory: str) -> str:
+    """Resolved once per (working directory, path): graph nodes open the store at every step."""
+    return str((Path(cwd) / Path(directory).expanduser()).resolve())
+
+
 def open_store(
     directory: str | Path,
     embeddings: str | Embeddings = DEFAULT_EMBEDDING,
     chroma_url: str | None = None,
 ) -> MemoryStore:
     """Open (once per process) the store at ``directory`` with the given embeddings."""
-    path = str(Path(directory).expanduser().resolve())
+    path = _resolve(os.getcwd(), str(directory))
     with _open_lock:
         if isinstance(embeddings, str):
             if embeddings not in _embedders:

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agent.cues import normalise_cue
 from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from agent.text import normalise_cue
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -292,23 +292,15 @@ class RelationalStore:
         self._unit_cache[unit.id] = unit
 
     def all_units(self, namespace: str) -> list[MemoryUnit]:
-        """Every unit of the namespace in write order."""
-        return [
-            self._unit(row)
-            for row in self._rows(
-                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? ORDER BY seq",
-                (namespace,),
+        """Every unit of the namespace in write order (parsed once, then from the cache)."""
+        ids = [
+            str(mid)
+            for (mid,) in self._rows(
+                "SELECT id FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
             )
         ]
-
-    def texts(self, namespace: str) -> list[tuple[str, str]]:
-        """(id, text) of every unit of the namespace in write order (the BM25 corpus)."""
-        return [
-            (str(i), str(t))
-            for i, t in self._rows(
-                "SELECT id, text FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
-            )
-        ]
+        found = self.units(namespace, ids)
+        return [found[mid] for mid in ids if mid in found]
 
     def vocabulary(self, namespace: str, kind: str) -> list[str]:
         """Known cue values of one kind (``person`` or ``place``), most frequent first."""

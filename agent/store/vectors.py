@@ -109,11 +109,11 @@ class VectorIndex:
         """For each query vector, the ``k`` nearest memories as (id, cosine similarity)."""
         if k <= 0 or len(embeddings) == 0:
             return [[] for _ in range(len(embeddings))]
-        collection = self._collection(namespace)
-        k = min(k, int(collection.count()))
-        if k == 0:
-            return [[] for _ in range(len(embeddings))]
-        result = collection.query(query_embeddings=embeddings, n_results=k, include=["distances"])
+        # Chroma 1.x returns what it has when k exceeds the count (a count() call cost more
+        # than the query itself).
+        result = self._collection(namespace).query(
+            query_embeddings=embeddings, n_results=k, include=["distances"]
+        )
         distances = result["distances"] or []
         return [
             [(mid, 1.0 - float(d)) for mid, d in zip(ids, dists, strict=True)]

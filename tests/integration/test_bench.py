@@ -9,8 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.context import Context
 from agent.eval.locomo import normalise_evidence
+from agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from agent.eval.systems import reciprocal_rank_fusion
+from agent.graph import ingest_graph
+from agent.memory import Session, Turn
+from agent.state import IngestInput
 from tests.locomo_sample import write_calvin
 
 pytestmark = pytest.mark.integration
@@ -140,3 +145,38 @@ def test_bench_locomo_llm_answers_and_judge(tmp_path: Path) -> None:
         assert "Judge / F1" in (tmp_path / "results" / "bench_locomo.md").read_text()
     finally:
         server.close()
+
+
+def test_prefeval_template_is_restored_exactly(tmp_path: Path) -> None:
+    """A record linked into the filler displaces filler edges; scoring puts them back."""
+    data = write_prefeval(tmp_path / "prefeval")
+    # One edge per node: any edge to the record must displace a filler–filler edge.
+    context = Context(store_dir=str(tmp_path / "store"), max_edges_per_channel=1)
+    scorer = RecordScorer(data, context, ["dense", "ripplegraph"], [10])
+    [template] = scorer.templates
+    assert template.edges, "the filler should be linked"
+    turns = [Turn(speaker="User", text=f"Tell me about topic {i}, please.", id=f"pref:{i}")
+             for i in range(1, 4)]  # fmt: skip
+    session = Session(id="pref", date=PREFERENCE_DATE, turns=turns)
+    record = PrefRecord(
+        "explicit", "topics", 0, "Tell me about topic 2.", "topic 2", session, "pref:2"
+    )
+
+    ingest_graph.invoke(
+        IngestInput(namespace=template.namespace, sessions=[session]), context=context
+    )
+    linked = set(scorer.store.neighbours(template.namespace, template.ids, ("semantic",)))
+    assert template.edges - linked, "linking the record should displace a filler edge"
+    scorer._restore(template, "pref")
+    assert (
+        set(scorer.store.neighbours(template.namespace, template.ids, ("semantic", "structural")))
+        == template.edges
+    )
+
+    scores = scorer.score(record)
+    assert {(system, bucket) for system, bucket, _ in scores} == {
+        ("dense", "explicit/N=10"),
+        ("ripplegraph", "explicit/N=10"),
+    }
+    assert scorer.store.relational.unit_ids(template.namespace) == template.ids
+    assert scorer.store.check().consistent

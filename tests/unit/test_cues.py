@@ -1,8 +1,9 @@
 from datetime import datetime
 
-from agent.cues import CueExtractor, normalise_cue
+from agent.cues import CueExtractor
 from agent.memory import MemoryKind, Session, Turn
 from agent.policies.extraction import OfflineExtractor, classify_kind
+from agent.text import normalise_cue
 
 
 def test_speaker_comes_first_and_names_in_name_like_context_are_people() -> None:
