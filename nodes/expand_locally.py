@@ -28,7 +28,9 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
         store.embedder.query(state.plan.target),
         exclude=state.pool.keys(),
         hops=hops,
-        top_n=config.expansion_width(context.limits()["evidence_k"]),
+        top_n=config.expansion_width(
+            context.limits()["evidence_k"], state.cues is not None and state.cues.multi_part
+        ),
         edge_types=edge_types,
     )
     round_number = state.rounds + 1

@@ -24,14 +24,19 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     cues = state.cues or parse_query(
         state.query, people, places, store.relational.latest_time(state.namespace), _resolver
     )
-    depth = config.first_hop_depths(context.limits()["evidence_k"])
+    depth = config.first_hop_depths(context.limits()["evidence_k"], cues.multi_part)
     hits = {
         "semantic": store.search_semantic(state.namespace, state.query, depth["semantic"]),
         "lexical": store.search_lexical(state.namespace, state.query, depth["lexical"]),
         "cue": [
             (m.unit_id, float(m.shared))
             for m in store.search_cues(
-                state.namespace, cues.people, cues.places, cues.time, k=depth["cue"]
+                state.namespace,
+                cues.people,
+                cues.places,
+                cues.time,
+                k=depth["cue"],
+                query=state.query,
             )
         ]
         if (cues.people or cues.places or cues.time)

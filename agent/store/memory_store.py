@@ -57,6 +57,9 @@ class CheckReport:
         return not any(self.problems.values())
 
 
+CUE_CANDIDATES = 1000  # cue matches re-ranked by the query; bounds the vectors read
+
+
 class MemoryStore:
     """Namespace-scoped memory storage and the retrieval channels over it."""
 
@@ -327,11 +330,26 @@ class MemoryStore:
         k: int,
         exclude: str | None = None,
         window_days: float = 7.0,
+        query: str | None = None,
     ) -> list[CueMatch]:
-        """Units sharing the most person/place/time cues with the given ones."""
-        return self.relational.cue_matches(
-            namespace, people, places, interval, k=k, exclude=exclude, window_days=window_days
+        """Units sharing the most person/place/time cues with the given ones.
+
+        Many units tie on the shared count (in a two-person dialogue every turn names one of
+        them), and the index alone breaks ties by time and write order.  With a ``query``, ties
+        go to the units nearest the query instead, among up to ``CUE_CANDIDATES`` matches
+        (LoCoMo dev single-hop R@10 0.615 → 0.624 with the recall graph).
+        """
+        wanted = k if query is None else max(k, CUE_CANDIDATES)
+        matches = self.relational.cue_matches(
+            namespace, people, places, interval, k=wanted, exclude=exclude, window_days=window_days
         )
+        if query is None or len(matches) <= 1:
+            return matches[:k]
+        vectors = self.embeddings(namespace, [m.unit_id for m in matches])
+        query_vector = self.embedder.query(query)
+        similarity = {mid: float(vector @ query_vector) for mid, vector in vectors.items()}
+        matches.sort(key=lambda m: (-m.shared, -similarity.get(m.unit_id, -1.0), m.unit_id))
+        return matches[:k]
 
     def neighbours(
         self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]

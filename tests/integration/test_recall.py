@@ -39,12 +39,13 @@ def allergy(result: RecallOutput) -> list[Any]:
 
 
 def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Context) -> None:
-    """With the paper's first hop (10/5/5, which K = 20 keeps unwidened), similarity misses it.
+    """With the paper's first hop (10/5/5), similarity misses it.
 
-    At K = 30 the first hop widens to 15/8/8, a third of this 50-turn history, and the
-    allergy's turn enters it by similarity alone.
+    A decision question gathers a pool of 2K, so K = 10 keeps the first hop at 10/5/5.  At
+    K = 20 it widens to 20/10/10, 40% of this 50-turn history, and the allergy's turn enters
+    it by similarity alone.
     """
-    demo_context = dataclasses.replace(demo_context, evidence_k=20)
+    demo_context = dataclasses.replace(demo_context, evidence_k=10)
     full = run(demo_context, HARBOR)
     found = allergy(full)
     assert found, "the allergy memory must be in the evidence"
