@@ -74,6 +74,10 @@ def test_read_channels(demo_store: MemoryStore) -> None:
     by_cue = demo_store.search_cues(DEMO_NAMESPACE, people=["Maya"], k=50)
     maya_units = {u.id for u in demo_store.all_units(DEMO_NAMESPACE) if "Maya" in u.people}
     assert {m.unit_id for m in by_cue} >= maya_units
+    # Every Maya unit ties on the one shared cue; a query breaks the tie by similarity.
+    ranked = demo_store.search_cues(DEMO_NAMESPACE, people=["Maya"], k=2, query="food allergy")
+    assert ranked[0].unit_id == allergy
+    assert len({m.shared for m in by_cue if m.unit_id in maya_units}) == 1
     near = demo_store.search_cues(DEMO_NAMESPACE, interval=unit.time, k=5, exclude=allergy)
     assert near and all(m.unit_id != allergy for m in near)
     assert min(m.time_distance_days for m in near) < 1.0
