@@ -185,6 +185,7 @@ class Context:
             reasks=min(max(self.llm_reasks, 0), 3),
             backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
             openai_compatible=bool(self.base_url),
+            model_key=f"{name}@{self.base_url or ''}",
         )
 
     def ingest_limits(self) -> dict[str, int]:

@@ -8,7 +8,9 @@ Every role goes through ``RoleCaller``:
   times, with the validation error quoted.
 - Each attempt is counted, calls and estimated tokens, before it is made, and an attempt that
   would overrun the allowance is not made. The estimate is then replaced by the usage the
-  provider reports, so nothing tokenizes locally (no tiktoken download).
+  provider reports, so nothing tokenizes locally (no tiktoken download). The prompt estimate
+  errs high (3 characters per token, English BPE runs near 4) and tightens to the densest
+  tokenization each model has reported, so a model that tokenizes densely cannot overrun.
 
 When a step still has no valid value, ``Outcome.value`` is ``None`` and the caller runs the
 offline policy for that step, putting ``Outcome.note`` in its trace event. No exception leaves
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,6 +40,11 @@ from prompts.evidence import DATA_NOTICE
 S = TypeVar("S", bound=BaseModel)
 log = logging.getLogger(__name__)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+DEFAULT_CHARS_PER_TOKEN = 3.0
+MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around each message
+_chars_per_token: dict[str, float] = {}  # per model: the densest prompt tokenization seen
 
 
 def estimate_tokens(text: str) -> int:
@@ -141,8 +149,12 @@ class RoleCaller:
         backoff_seconds: float = 0.5,
         backoff_max_seconds: float = 8.0,
         openai_compatible: bool = False,
+        model_key: str | None = None,
     ) -> None:
         self.model = model
+        # What the tokenization density is remembered under: the configured model, or this
+        # very instance when none is named (so two unnamed models never share it).
+        self.model_key = model_key or f"{type(model).__name__}#{id(model)}"
         self.openai_compatible = openai_compatible
         self.attempts = max(1, attempts)
         self.reasks = max(0, reasks)
@@ -209,7 +221,13 @@ class RoleCaller:
         )
         for attempt in retrying:
             with attempt:
-                estimate = sum(estimate_tokens(m.text) for m in messages) + role.max_output_tokens
+                chars = sum(len(m.text) for m in messages)
+                density = _chars_per_token.get(self.model_key, DEFAULT_CHARS_PER_TOKEN)
+                estimate = (
+                    math.ceil(chars / density)
+                    + MESSAGE_OVERHEAD_TOKENS * len(messages)
+                    + role.max_output_tokens
+                )
                 if outcome.calls + 1 > allowance.calls:
                     raise BudgetSpent(f"{allowance.calls} LLM call(s) allowed, none left")
                 if outcome.tokens + estimate > allowance.tokens:
@@ -224,5 +242,8 @@ class RoleCaller:
                 used = _usage(reply)
                 if used:
                     outcome.tokens += used - estimate
+                prompt_tokens = reply.usage_metadata["input_tokens"] if reply.usage_metadata else 0
+                if prompt_tokens:
+                    _chars_per_token[self.model_key] = min(density, chars / prompt_tokens)
                 return reply
         raise AssertionError("unreachable: tenacity re-raises the last error")

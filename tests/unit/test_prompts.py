@@ -144,3 +144,15 @@ def test_transient_errors_are_retried_and_counted() -> None:
     )
     assert outcome.value is not None and outcome.calls == 3
     assert outcome.note.count("TimeoutError") == 2
+
+
+def test_a_densely_tokenizing_model_cannot_overrun_once_it_has_reported_usage() -> None:
+    """The prompt estimate tightens to the densest tokenization the model has reported."""
+    good = '{"answer": "ok", "cited_ids": [], "supported": true}'
+    caller = RoleCaller(ScriptedChatModel(script=[reply(good, tokens=10_000)]))
+    first = caller(answer.ROLE, "hi", Allowance(10, 12_000))
+    assert first.value is not None and first.tokens == 10_000  # far denser than estimated
+    second = caller(answer.ROLE, "hi", Allowance(10, 12_000 - first.tokens))
+    assert second.calls == 0 and "tokens needed" in second.note
+    fresh = RoleCaller(ScriptedChatModel(script=[reply(good, tokens=500)]))
+    assert fresh(answer.ROLE, "hi", Allowance(10, 2_000)).calls == 1  # another model: unaffected
