@@ -34,6 +34,7 @@ from agent.context import Context
 from agent.eval.metrics import hit_at, mean
 from agent.eval.systems import System, make_systems
 from agent.graph import ingest_graph
+from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
 from agent.state import IngestInput
 from agent.store.relational import Edge
@@ -42,7 +43,6 @@ FORMS = ("explicit", "choice-based", "persona-driven")
 PREFERENCE_DATE = datetime(2024, 1, 1, 12, 0)
 FILLER_DATE = datetime(2024, 1, 2, 12, 0)
 HIT_KS = (5, 10)
-EDGE_TYPES = ("semantic", "structural")
 CHUNK = 8  # records per worker task: fine-grained progress, little overhead
 
 
@@ -240,7 +240,8 @@ def _start_worker(
 
 
 def _score_chunk(records: list[PrefRecord]) -> list[Scores]:
-    assert _worker is not None, "worker not started"
+    if _worker is None:
+        raise RuntimeError("the PrefEval worker was not started")
     return [_worker.score(record) for record in records]
 
 
