@@ -202,15 +202,14 @@ class RecordScorer:
         store = self.store
         store.forget(template.namespace, session=session)
         edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
-        for edge_type in EDGE_TYPES:  # displaced filler edges; both directions are stored
-            lost = [
-                (e.src, e.dst, e.weight)
-                for e in template.edges - edges
-                if e.type == edge_type and e.src < e.dst
-            ]
-            store.relational.replace_edges(template.namespace, edge_type, (), lost)
+        if lost := template.edges - edges:  # displaced filler edges; both directions stored
+            for edge_type in EDGE_TYPES:
+                additions = [
+                    (e.src, e.dst, e.weight) for e in lost if e.type == edge_type and e.src < e.dst
+                ]
+                store.relational.replace_edges(template.namespace, edge_type, (), additions)
+            edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
         ids = store.relational.unit_ids(template.namespace)
-        edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
         if ids != template.ids or edges != template.edges:
             raise RuntimeError(
                 f"{template.namespace}: the filler template drifted from its snapshot"

@@ -3,7 +3,7 @@
 A root unit groups a person's state, goal/plan or relationship memories into an execution
 rule ("when a request involves Maya, respect Maya's constraints: …") with the memories as
 its evidence.  Offline routing activates a unit when the query names its person, or when the
-query is close to the rule in embedding space.
+query is close to the rule: for offline units, to the centre of their evidence's vectors.
 """
 
 from __future__ import annotations
@@ -85,13 +85,38 @@ def namespace_roots(
     """
 
     def build() -> tuple[list[RootUnit], np.ndarray]:
-        roots = consolidated_roots(store, namespace) or build_roots(
-            store.all_units(namespace), max_units, evidence
-        )
-        return roots, store.embedder.documents([r.rule for r in roots])
+        consolidated = consolidated_roots(store, namespace)
+        if consolidated:
+            return consolidated, store.embedder.documents([r.rule for r in consolidated])
+        roots = build_roots(store.all_units(namespace), max_units, evidence)
+        return roots, evidence_centroids(store, namespace, roots)
 
     generation = store.relational.generation(namespace)
     return _cache.get(store.directory, namespace, generation, (max_units, evidence), build)
+
+
+def evidence_centroids(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]) -> np.ndarray:
+    """Rule vectors of offline units: the normalised centre of each unit's evidence vectors.
+
+    An offline rule is its evidence restated under a fixed header, so the centre of the
+    evidence's stored vectors stands for it: every fact counts, where the rule text's own
+    embedding would see only what fits the encoder's 256-token window, and nothing is
+    re-embedded when a write changes a group (on PrefEval that re-embedding was a fifth of
+    each record's time).
+    """
+    if not roots:
+        return np.zeros((0, 0), dtype=np.float32)
+    vectors = store.embeddings(namespace, [mid for r in roots for mid in r.evidence_ids])
+    centres = np.stack(
+        [
+            np.mean(found, axis=0)
+            if (found := [vectors[mid] for mid in r.evidence_ids if mid in vectors])
+            else store.embedder.documents([r.rule])[0]  # vectors awaiting repair
+            for r in roots
+        ]
+    )
+    norms = np.linalg.norm(centres, axis=1, keepdims=True)
+    return np.asarray(centres / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
 
 def route_roots(
