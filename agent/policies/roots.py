@@ -96,27 +96,27 @@ def namespace_roots(
 
 
 def evidence_centroids(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]) -> np.ndarray:
-    """Rule vectors of offline units: the normalised centre of each unit's evidence vectors.
+    """Rule vectors of offline units: the mean of each unit's evidence vectors.
 
-    An offline rule is its evidence restated under a fixed header, so the centre of the
-    evidence's stored vectors stands for it: every fact counts, where the rule text's own
-    embedding would see only what fits the encoder's 256-token window, and nothing is
-    re-embedded when a write changes a group (on PrefEval that re-embedding was a fifth of
-    each record's time).
+    An offline rule is its evidence restated under a fixed header, so its evidence's stored
+    vectors stand for it: nothing is re-embedded when a write changes a group (on PrefEval
+    that re-embedding was a fifth of each record's time), and every fact counts, where the
+    rule text's embedding sees only what fits the encoder's 256-token window.  The mean is
+    left unnormalised, so a query's score is its mean cosine to the evidence: normalised,
+    the centre of loosely related facts scored higher than any one of them and activated
+    units for unrelated questions (LoCoMo dev multi-hop All@30 0.268 → 0.261).
     """
     if not roots:
         return np.zeros((0, 0), dtype=np.float32)
     vectors = store.embeddings(namespace, [mid for r in roots for mid in r.evidence_ids])
-    centres = np.stack(
+    return np.stack(
         [
-            np.mean(found, axis=0)
+            np.mean(found, axis=0, dtype=np.float32)
             if (found := [vectors[mid] for mid in r.evidence_ids if mid in vectors])
             else store.embedder.documents([r.rule])[0]  # vectors awaiting repair
             for r in roots
         ]
     )
-    norms = np.linalg.norm(centres, axis=1, keepdims=True)
-    return np.asarray(centres / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
 
 def route_roots(
