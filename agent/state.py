@@ -102,6 +102,11 @@ class QueryCues(BaseModel):
     terms: list[str] = Field(default_factory=list)
     multi_part: bool = False
     decision: bool = False
+    # A factual question without its people and place names: the cue channel matches names
+    # exactly, so semantic alignment measures the rest (MiniLM lets a name dominate a short
+    # question, and in a dialogue every memory carries a speaker's name).  Empty for decision
+    # questions, where the person named is the point: her constraints decide.
+    content: str = ""
 
 
 class Plan(BaseModel):
@@ -176,6 +181,11 @@ class RecallState(RecallInput, RecallOutput):
     rounds: Annotated[int, operator.add] = 0
     hops: Annotated[int, operator.add] = 0
     refinements: Annotated[int, operator.add] = 0
+
+    @property
+    def alignment_query(self) -> str:
+        """What pooled memories are aligned with: the question's content, else the question."""
+        return (self.cues.content if self.cues else "") or self.query
 
 
 _COUNTERS = ("llm_calls", "tokens", "rounds", "hops", "refinements")

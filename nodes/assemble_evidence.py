@@ -18,7 +18,9 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     context = resolve_context(runtime.context)
     limits = context.limits()
     store = context.store()
-    ranked = rank_pool(store, state.namespace, state.query, state.pool, context.recall_config())
+    ranked = rank_pool(
+        store, state.namespace, state.alignment_query, state.pool, context.recall_config()
+    )
     evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {

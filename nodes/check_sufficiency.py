@@ -29,7 +29,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     limits = context.limits()
     store = context.store()
     assert state.cues is not None
-    ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
+    ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
     can_refine = config.counterfactual and state.refinements < limits["refinements"]
     verdict = _policy.decide(
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine

@@ -36,7 +36,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
                 cues.places,
                 cues.time,
                 k=depth["cue"],
-                query=state.query,
+                query=cues.content or state.query,
             )
         ]
         if (cues.people or cues.places or cues.time)

@@ -23,7 +23,7 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     config = context.recall_config()
     store = context.store()
     assert state.cues is not None
-    ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
+    ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
     plan = make_plan(
         state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
     )

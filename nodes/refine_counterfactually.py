@@ -53,7 +53,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
     caller = context.caller()
     if caller is not None:
         limits = context.limits()
-        ranked = rank_pool(store, state.namespace, state.query, state.pool, config)
+        ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
         stated, usage = risks(caller, state.query, ranked, allowance)
         if stated is None:

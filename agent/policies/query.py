@@ -42,6 +42,21 @@ def content_terms(text: str, names: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+def without_names(query: str, names: Sequence[str]) -> str:
+    """The query with each word of the given names (and its possessive) taken out.
+
+    Empty when fewer than two words would remain: a bare name is all the question says.
+    """
+    words = {w for name in names for w in tokenize(name)}
+    if not words:
+        return ""
+    pattern = re.compile(
+        r"\b(?:" + "|".join(map(re.escape, sorted(words))) + r")(?:'s|’s)?\b", re.IGNORECASE
+    )
+    kept = " ".join(pattern.sub(" ", query).split())
+    return kept if len(kept.split()) >= 2 else ""
+
+
 def parse_query(
     query: str,
     people: Sequence[str],
@@ -53,11 +68,13 @@ def parse_query(
     extractor = CueExtractor(people=people, places=places)
     cues = extractor.extract(query)
     times = resolver.find(query, reference_time) if reference_time else []
+    decision = bool(_DECISION.search(query))
     return QueryCues(
         people=list(cues.people),
         places=list(cues.places),
         time=times[0] if times else None,
         terms=content_terms(query, [*cues.people, *cues.places]),
         multi_part=bool(_MULTI_PART.search(query)),
-        decision=bool(_DECISION.search(query)),
+        decision=decision,
+        content="" if decision else without_names(query, [*cues.people, *cues.places]),
     )

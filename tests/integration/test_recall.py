@@ -184,3 +184,14 @@ def test_every_recall_event_reports_the_budget_after_it(demo_context: Context) -
     assert expand.budget == {"llm_calls": 0, "tokens": 0, "rounds": 1, "hops": 2, "refinements": 0}
     assert result.trace[0].budget is not None and result.trace[0].budget["rounds"] == 0
     assert result.trace[-1].budget == expand.budget
+
+
+def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
+    demo_context: Context,
+) -> None:
+    """The cue channel matches "Maya" exactly; ρ's alignment measures the rest of the question."""
+    result = run(demo_context, "What is Maya allergic to?", evidence_k=3)
+    cues = result.trace[0].details["cues"]
+    assert cues["people"] == ["maya"]
+    assert cues["content"] == "What is allergic to?"
+    assert allergy(result) and result.evidence[0] is allergy(result)[0]

@@ -1,8 +1,9 @@
 from datetime import datetime
 
-from agent.cues import CueExtractor
+from agent.cues import CueExtractor, TimeResolver
 from agent.memory import MemoryKind, Session, Turn
 from agent.policies.extraction import OfflineExtractor, classify_kind
+from agent.policies.query import parse_query, without_names
 from agent.text import normalise_cue
 
 
@@ -74,3 +75,19 @@ def test_offline_extraction_one_unit_per_turn_with_cues_and_time() -> None:
     again = OfflineExtractor().extract("ns", [session], [], [])
     assert [u.id for u in again] == [u.id for u in units]
     assert OfflineExtractor().extract("other", [session], [], [])[0].id != first.id
+
+
+def test_a_question_without_its_names_keeps_what_it_asks() -> None:
+    assert without_names("What books has Melanie read?", ["Melanie"]) == "What books has read?"
+    assert (
+        without_names("Should we go to Harbor Grill for Maya's birthday?", ["Maya", "Harbor Grill"])
+        == "Should we go to for birthday?"
+    )
+    assert without_names("Maya?", ["Maya"]) == "", "a bare name leaves nothing to align with"
+    assert without_names("What did we eat?", []) == ""
+
+
+def test_parsed_query_carries_its_content_for_alignment() -> None:
+    cues = parse_query("What is Maya allergic to?", ["Maya", "Sam"], [], None, TimeResolver())
+    assert cues.people == ["Maya"]
+    assert cues.content == "What is allergic to?"
