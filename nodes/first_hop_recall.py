@@ -24,6 +24,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     cues = state.cues or parse_query(
         state.query, people, places, store.relational.latest_time(state.namespace), _resolver
     )
+    store.embedder.queries([state.query, *([cues.content] if cues.content else [])])
     depth = config.first_hop_depths(context.limits()["evidence_k"], cues.multi_part)
     hits = {
         "semantic": store.search_semantic(state.namespace, state.query, depth["semantic"]),
