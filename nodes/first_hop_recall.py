@@ -24,6 +24,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     cues = state.cues or parse_query(
         state.query, people, places, store.relational.latest_time(state.namespace), _resolver
     )
+    # One model call for the question and its name-free form; later reads hit the cache.
     store.embedder.queries([state.query, *([cues.content] if cues.content else [])])
     depth = config.first_hop_depths(context.limits()["evidence_k"], cues.multi_part)
     hits = {

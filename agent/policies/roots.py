@@ -3,7 +3,7 @@
 A root unit groups a person's state, goal/plan or relationship memories into an execution
 rule ("when a request involves Maya, respect Maya's constraints: …") with the memories as
 its evidence.  Offline routing activates a unit when the query names its person, or when the
-query is close to the rule: for offline units, to the centre of their evidence's vectors.
+query is close to the rule (for an offline unit: close to its evidence, on average).
 """
 
 from __future__ import annotations
@@ -89,13 +89,13 @@ def namespace_roots(
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
         roots = build_roots(store.all_units(namespace), max_units, evidence)
-        return roots, evidence_centroids(store, namespace, roots)
+        return roots, evidence_means(store, namespace, roots)
 
     generation = store.relational.generation(namespace)
     return _cache.get(store.directory, namespace, generation, (max_units, evidence), build)
 
 
-def evidence_centroids(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]) -> np.ndarray:
+def evidence_means(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]) -> np.ndarray:
     """Rule vectors of offline units: the mean of each unit's evidence vectors.
 
     An offline rule is its evidence restated under a fixed header, so its evidence's stored
