@@ -172,8 +172,8 @@ class Embedder:
     def queries(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Unit-length embeddings of several queries, cached; uncached ones in one model call.
 
-        A question and its content-only form embed together for about 1.2× the cost of one
-        (two calls cost 2×), where the model embeds queries as it embeds documents.
+        A question and its content-only form then cost one forward pass, not two, where the
+        model embeds queries as it embeds documents.
         """
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]

@@ -14,6 +14,7 @@ import nodes.check_sufficiency as check_node
 from agent.checkpointing import memory_saver
 from agent.context import Context
 from agent.graph import build_chat_graph, recall_graph
+from agent.policies.assembly import score
 from agent.policies.sufficiency import Verdict
 from agent.state import RecallInput, RecallOutput
 from studio import DEMO_NAMESPACE
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.integration
 HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
 MUGS = "How much did each mug I gave my team cost?"
 MOCHI = "Who can look after Mochi if we take the weekend trip to the coast?"
+ALLERGY_Q = "What is Maya allergic to?"
 
 
 def run(context: Context, query: str, **overrides: Any) -> RecallOutput:
@@ -190,8 +192,17 @@ def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
     demo_context: Context,
 ) -> None:
     """The cue channel matches "Maya" exactly; ρ's alignment measures the rest of the question."""
-    result = run(demo_context, "What is Maya allergic to?", evidence_k=3)
+    result = run(demo_context, ALLERGY_Q, evidence_k=3)
     cues = result.trace[0].details["cues"]
     assert cues["people"] == ["maya"]
     assert cues["content"] == "What is allergic to?"
     assert allergy(result) and result.evidence[0] is allergy(result)[0]
+    store = demo_context.store()
+    vectors = store.embeddings(DEMO_NAMESPACE, [e.memory.id for e in result.evidence])
+    config = demo_context.recall_config()
+    for question, should_match in (("What is allergic to?", True), (ALLERGY_Q, False)):
+        aligned = [
+            round(score(e, float(vectors[e.memory.id] @ store.embedder.query(question)), config), 6)
+            for e in result.evidence
+        ]
+        assert (aligned == [e.score for e in result.evidence]) is should_match, question
