@@ -161,8 +161,8 @@ _NAME_CONTEXT_BEFORE = re.compile(
     r"named|called|about|like|love|miss|thanks|thank|hey|hi|hello|dear)|,)\s*$",
     re.IGNORECASE,
 )
-_NAME_CONTEXT_AFTER = re.compile(
-    r"^(?:'s|’s|\s+(?:and|said|says|told|is|was|has|had|who|will|would|wants|loves|likes|"
+_NAME_CONTEXT_AFTER = re.compile(  # matched at a position, so no "^"
+    r"(?:'s|’s|\s+(?:and|said|says|told|is|was|has|had|who|will|would|wants|loves|likes|"
     r"hates|can|can't|cannot|got|just|thinks|recommended|recommends|suggested|suggests)\b|[,!?])"
 )
 _PLACE_LEAD = re.compile(
@@ -183,8 +183,21 @@ _PLACE_NOUNS = re.compile(
 )
 
 
+_POSSESSIVE = re.compile(r"['’]s$")
+_NEXT_CAPITAL = re.compile(r"\s+[A-Z]")
+_PREVIOUS_CAPITAL = re.compile(r"([A-Z][\w'’-]*)\s+$")
+# Context patterns end at a word's start; they look back this far, not to the text's start,
+# which made a long turn cost quadratic time (every lead and name context is far shorter).
+_LOOKBACK = 80
+
+
+def _ends_at(pattern: re.Pattern[str], text: str, end: int) -> re.Match[str] | None:
+    """``pattern`` (anchored with "$") matched against the text just before ``end``."""
+    return pattern.search(text, max(0, end - _LOOKBACK), end)
+
+
 def _sentence_initial(text: str, position: int) -> bool:
-    return bool(_SENTENCE_START.search(text[:position]))
+    return _ends_at(_SENTENCE_START, text, position) is not None
 
 
 @dataclass(frozen=True)
@@ -276,30 +289,31 @@ class CueExtractor:
             phrase = match.group(0)
             if normalise_cue(phrase) in _NOT_NAMES or normalise_cue(phrase) in self._people:
                 continue
-            if _PLACE_LEAD.search(text[: match.start()]):
+            if _ends_at(_PLACE_LEAD, text, match.start()):
                 places.append(phrase)
         return places
 
     def _pattern_people(self, text: str) -> list[str]:
         people = []
         for match in _WORD.finditer(text):
-            word = match.group(0).rstrip("'’")
-            word = re.sub(r"['’]s$", "", word)
-            if not word[:1].isupper() or not word[1:].islower() or len(word) < 2:
+            if not match.group(0)[:1].isupper():
+                continue
+            word = _POSSESSIVE.sub("", match.group(0).rstrip("'’"))
+            if not word[1:].islower() or len(word) < 2:
                 continue
             if normalise_cue(word) in _NOT_NAMES:
                 continue
-            before, after = text[: match.start()], text[match.end() :]
-            if after[:1].isalpha() or re.match(r"^\s+[A-Z]", after):
+            start, end = match.start(), match.end()
+            if text[end : end + 1].isalpha() or _NEXT_CAPITAL.match(text, end):
                 continue  # part of a longer capitalised phrase: a title or a place, not a name
-            if _PLACE_LEAD.search(before):
+            if _ends_at(_PLACE_LEAD, text, start):
                 continue
-            previous = re.search(r"([A-Z][\w'’-]*)\s+$", before)
+            previous = _ends_at(_PREVIOUS_CAPITAL, text, start)
             if previous and normalise_cue(previous.group(1)) not in _NOT_NAMES:
                 continue
-            initial = _sentence_initial(text, match.start())
-            if (not initial and _NAME_CONTEXT_BEFORE.search(before)) or _NAME_CONTEXT_AFTER.match(
-                text[match.start() + len(word) :]
-            ):
+            initial = _sentence_initial(text, start)
+            if (
+                not initial and _ends_at(_NAME_CONTEXT_BEFORE, text, start)
+            ) or _NAME_CONTEXT_AFTER.match(text, start + len(word)):
                 people.append(word)
         return people

@@ -73,14 +73,14 @@ def time_recall(context: Context, data: LocomoData, copies: int, queries: int) -
             # caches (BM25, root units) once, untimed, for the floor and recall alike.
             warm.add(namespace)
             recall_graph.invoke(RecallInput(query="warm up", namespace=namespace), context=context)
-        store.embedder.clear_cache()
+        store.clear_query_caches()
         started = time.perf_counter()
         store.search_semantic(namespace, question.text, 10)
         dense.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         store.search_lexical(namespace, question.text, 10)
         lexical.append((time.perf_counter() - started) * 1000)
-        store.embedder.clear_cache()
+        store.clear_query_caches()
         started = previous = time.perf_counter()
         for update in recall_graph.stream(
             RecallInput(query=question.text, namespace=namespace),

@@ -129,7 +129,7 @@ def run_locomo(
         tokens: dict[int, list[float]] = {k: [] for k in KS}
         details = []
         for question in data.questions:
-            store.embedder.clear_cache()
+            store.clear_query_caches()
             started = time.perf_counter()
             ids = system.retrieve(question.namespace, question.text, depth)
             latencies.append((time.perf_counter() - started) * 1000)

@@ -36,6 +36,7 @@ from agent.eval.systems import System, make_systems
 from agent.graph import ingest_graph
 from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
+from agent.policies.extraction import restate
 from agent.state import IngestInput
 from agent.store.relational import Edge
 
@@ -115,11 +116,16 @@ def load_records(directory: Path, limit: int | None = None) -> list[PrefRecord]:
 
 
 def gold_turn(record: PrefRecord, embed: Callable[[list[str]], np.ndarray]) -> str:
-    """The record's gold turn id; persona-driven: the user turn nearest its preference."""
+    """The record's gold turn id; persona-driven: the user turn nearest its preference.
+
+    Turns are embedded as the offline extraction remembers them ("User: words"), so the
+    label's vectors are the ones every system's store holds, and the store's embedding cache
+    makes the record's ingest reuse them instead of embedding the user turns twice.
+    """
     if record.gold is not None:
         return record.gold
     users = [t for t in record.session.turns if t.speaker == "User"]
-    vectors = embed([record.preference, *[t.text for t in users]])
+    vectors = embed([record.preference, *[restate(t) for t in users]])
     return str(users[int(np.argmax(vectors[1:] @ vectors[0]))].id)
 
 
@@ -168,8 +174,7 @@ class RecordScorer:
                 IngestInput(namespace=namespace, sessions=[filler]), context=self.context
             )
         ids = frozenset(self.store.relational.unit_ids(namespace))
-        edges = frozenset(self.store.neighbours(namespace, ids, EDGE_TYPES))
-        return _Template(count, namespace, ids, edges)
+        return _Template(count, namespace, ids, frozenset(self.store.relational.edges(namespace)))
 
     def score(self, record: PrefRecord) -> Scores:
         """Hit@K of every system for the record at every filler count."""
@@ -201,14 +206,14 @@ class RecordScorer:
     def _restore(self, template: _Template, session: str) -> None:
         store = self.store
         store.forget(template.namespace, session=session)
-        edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
+        edges = store.relational.edges(template.namespace)
         if lost := template.edges - edges:  # displaced filler edges; both directions stored
             for edge_type in EDGE_TYPES:
                 additions = [
                     (e.src, e.dst, e.weight) for e in lost if e.type == edge_type and e.src < e.dst
                 ]
                 store.relational.replace_edges(template.namespace, edge_type, (), additions)
-            edges = set(store.neighbours(template.namespace, template.ids, EDGE_TYPES))
+            edges = store.relational.edges(template.namespace)
         ids = store.relational.unit_ids(template.namespace)
         if ids != template.ids or edges != template.edges:
             raise RuntimeError(

@@ -97,6 +97,11 @@ def turn_text(turn: Turn) -> str:
     return text
 
 
+def restate(turn: Turn) -> str:
+    """The memory text offline extraction keeps for a turn: "Speaker: words"."""
+    return f"{turn.speaker}: {turn_text(turn)}"
+
+
 class OfflineExtractor:
     """One unit per turn, cues from rules; no model, no network."""
 
@@ -133,7 +138,7 @@ class OfflineExtractor:
                     speaker=turn.speaker,
                     session_time=session.date,
                 )
-                restatement = f"{turn.speaker}: {text}"
+                restatement = restate(turn)
                 units.append(
                     MemoryUnit(
                         id=memory_id(namespace, provenance, restatement),

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 from filelock import FileLock
@@ -21,13 +22,15 @@ from langchain_core.embeddings import Embeddings
 
 from agent.memory import MemoryUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
-from agent.store.derived import evict_namespace
+from agent.store.derived import DerivedCache, evict_namespace
 from agent.store.ids import memory_id
 from agent.store.lexical import LexicalIndex
 from agent.store.relational import CueMatch, Edge, RelationalStore
 from agent.store.vectors import VectorIndex
 
 _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
+S = TypeVar("S")
+_searches: DerivedCache[list[Any]] = DerivedCache(limit=512)  # channel results: ids, scores
 
 
 class StoreError(RuntimeError):
@@ -312,13 +315,35 @@ class MemoryStore:
         committed = self.relational.existing({mid for hits in results for mid, _ in hits})
         return [[(mid, s) for mid, s in hits if mid in committed] for hits in results]
 
+    def _searched(
+        self, namespace: str, parameters: tuple[Hashable, ...], search: Callable[[], list[S]]
+    ) -> list[S]:
+        """A channel search's result, repeated from memory while the namespace is unchanged.
+
+        Recall recipes, a Studio re-run and a chat turn's tool call ask the same question of
+        the same namespace state; each first-hop channel then costs one lookup.
+        """
+        generation = self.relational.generation(namespace)
+        return list(_searches.get(self.directory, namespace, generation, parameters, search))
+
+    def clear_query_caches(self) -> None:
+        """Forget cached query embeddings and searches (benchmarks time them too)."""
+        self.embedder.clear_cache()
+        _searches.clear(self.directory)
+
     def search_semantic(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by cosine similarity to the query text."""
-        return self.search_vectors(namespace, self.embedder.query(query)[None, :], k)[0]
+        return self._searched(
+            namespace,
+            ("semantic", query, k),
+            lambda: self.search_vectors(namespace, self.embedder.query(query)[None, :], k)[0],
+        )
 
     def search_lexical(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by BM25 score."""
-        return self.lexical.search(namespace, query, k)
+        return self._searched(
+            namespace, ("lexical", query, k), lambda: self.lexical.search(namespace, query, k)
+        )
 
     def search_cues(
         self,
@@ -339,17 +364,29 @@ class MemoryStore:
         go to the units nearest the query instead, among up to ``CUE_CANDIDATES`` matches
         (LoCoMo dev single-hop R@10 0.615 → 0.624 with the recall graph).
         """
-        wanted = k if query is None else max(k, CUE_CANDIDATES)
-        matches = self.relational.cue_matches(
-            namespace, people, places, interval, k=wanted, exclude=exclude, window_days=window_days
-        )
-        if query is None or len(matches) <= 1:
+        people, places = tuple(people), tuple(places)
+
+        def search() -> list[CueMatch]:
+            wanted = k if query is None else max(k, CUE_CANDIDATES)
+            matches = self.relational.cue_matches(
+                namespace,
+                people,
+                places,
+                interval,
+                k=wanted,
+                exclude=exclude,
+                window_days=window_days,
+            )
+            if query is None or len(matches) <= 1:
+                return matches[:k]
+            vectors = self.embeddings(namespace, [m.unit_id for m in matches])
+            query_vector = self.embedder.query(query)
+            similarity = {mid: float(vector @ query_vector) for mid, vector in vectors.items()}
+            matches.sort(key=lambda m: (-m.shared, -similarity.get(m.unit_id, -1.0), m.unit_id))
             return matches[:k]
-        vectors = self.embeddings(namespace, [m.unit_id for m in matches])
-        query_vector = self.embedder.query(query)
-        similarity = {mid: float(vector @ query_vector) for mid, vector in vectors.items()}
-        matches.sort(key=lambda m: (-m.shared, -similarity.get(m.unit_id, -1.0), m.unit_id))
-        return matches[:k]
+
+        parameters = ("cues", people, places, interval, k, exclude, window_days, query)
+        return self._searched(namespace, parameters, search)
 
     def neighbours(
         self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]

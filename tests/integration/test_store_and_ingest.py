@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 import pytest
 
 from agent.context import Context
 from agent.linking import EDGE_TYPES
+from agent.memory import Session, Turn
 from agent.store import MemoryStore, StoreError
 from agent.store.memory_store import MemoryStore as Store
 from studio import DEMO_NAMESPACE, demo_sessions
@@ -149,3 +152,49 @@ def test_drop_namespace_removes_every_channel(demo_store: MemoryStore) -> None:
     assert demo_store.search_lexical("demo-dropped", "allergic seafood", 5) == []
     assert demo_store.search_cues("demo-dropped", people=["Maya"], k=5) == []
     assert demo_store.count_units(DEMO_NAMESPACE) > 0
+
+
+def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
+    demo_context: Context, demo_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    namespace, question = "demo-searches", "who cannot eat shellfish?"
+    demo_store.clone_namespace(DEMO_NAMESPACE, namespace)
+    index_reads: list[str] = []  # Chroma and BM25 queries the three channels make
+    query_vectors, query_bm25 = demo_store.vectors.query, demo_store.lexical.search
+    monkeypatch.setattr(
+        demo_store.vectors, "query", lambda *a: index_reads.append("chroma") or query_vectors(*a)
+    )
+    monkeypatch.setattr(
+        demo_store.lexical, "search", lambda *a: index_reads.append("bm25") or query_bm25(*a)
+    )
+
+    def searches() -> tuple[tuple[list[str], list[str], list[str]], list[str]]:
+        index_reads.clear()
+        found = (
+            [mid for mid, _ in demo_store.search_semantic(namespace, question, 40)],
+            [mid for mid, _ in demo_store.search_lexical(namespace, question, 40)],
+            [m.unit_id for m in demo_store.search_cues(namespace, ["Maya"], k=40, query=question)],
+        )
+        return found, sorted(index_reads)
+
+    first, reads = searches()
+    assert reads == ["bm25", "chroma"]
+    assert searches() == (first, [])  # unchanged namespace: no index is read again
+
+    said = Session(
+        id="shellfish",
+        date=datetime(2024, 6, 1),
+        turns=[Turn(speaker="Maya", text="Maya cannot eat shellfish, not even shrimp.")],
+    )
+    ingest(demo_context, namespace, [said])
+    new_id = next(u.id for u in demo_store.all_units(namespace) if "shellfish" in u.text)
+    after_write, reads = searches()
+    assert reads == ["bm25", "chroma"]
+    assert all(new_id in ids for ids in after_write)
+
+    demo_store.forget(namespace, session="shellfish")
+    after_forget, reads = searches()
+    assert reads == ["bm25", "chroma"]
+    assert after_forget == first
+    demo_store.clear_query_caches()
+    assert searches() == (first, ["bm25", "chroma"])
