@@ -12,6 +12,7 @@ from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
 from agent.store import MemoryStore, StoreError
 from agent.store.memory_store import MemoryStore as Store
+from agent.store.vectors import EF_SEARCH, collection_name
 from studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
 
@@ -198,3 +199,20 @@ def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
     assert after_forget == first
     demo_store.clear_query_caches()
     assert searches() == (first, ["bm25", "chroma"])
+
+
+def test_collections_search_with_a_wide_candidate_list(fresh_context: Context) -> None:
+    store = fresh_context.store()
+    client = store.vectors._client
+    older = client.get_or_create_collection(  # as a version before EF_SEARCH made it
+        collection_name(store.store_id, "older"),
+        embedding_function=None,
+        configuration={"hnsw": {"space": "cosine"}},
+        metadata={"namespace": "older", "store": store.store_id},
+    )
+    assert older.configuration_json["hnsw"]["ef_search"] < EF_SEARCH
+    for namespace in ("older", "newer"):
+        assert store.vectors.count(namespace) == 0  # opens the collection
+        opened = client.get_collection(collection_name(store.store_id, namespace))
+        assert opened.configuration_json["hnsw"]["ef_search"] == EF_SEARCH
+        assert opened.configuration_json["hnsw"]["space"] == "cosine"
