@@ -38,6 +38,7 @@ from agent.state import (
     TraceEvent,
 )
 from agent.store import StoreError
+from agent.trace_page import render_page, state_from
 
 app = typer.Typer(
     help="RippleGraph: long-term memory for LLM agents.", no_args_is_help=True, add_completion=False
@@ -79,6 +80,13 @@ BaseUrlOption = Annotated[
     ),
 ]
 NamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace to use.")]
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Also write a self-contained trace page (HTML, no requests) for this recall here.",
+    ),
+]
 _SESSIONS_PER_BATCH = 8
 
 
@@ -273,6 +281,16 @@ def _evidence_table(result: RecallOutput, limit: int) -> Table:
     return table
 
 
+def _write_page(path: Path, values: dict[str, Any], thread_id: str) -> None:
+    """The trace page of a finished recall, from its checkpointed state."""
+    page = render_page(state_from(values), recall_graph.get_graph(), thread_id=thread_id)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise _fail(f"cannot write the trace page: {error}") from error
+    errors.print(f"trace page: {path} ({len(page.encode('utf-8')) // 1024} KiB)")
+
+
 def _budget_line(result: RecallOutput) -> str:
     used = result.budget
     limits = used.limits
@@ -302,6 +320,7 @@ def ask(
         str | None,
         typer.Option("--thread", help="Thread id to store the run under [default: a new one]."),
     ] = None,
+    html: HtmlOption = None,
 ) -> None:
     """Recall the evidence a question needs and print the answer context.
 
@@ -328,6 +347,8 @@ def ask(
             if graph.get_state(config).values:
                 raise _fail(f"thread {thread_id!r} already holds a recall")
             result = recall(question, namespace, context, graph, thread_id)
+            if html is not None:
+                _write_page(html, graph.get_state(config).values, thread_id)
     except (StoreError, ValueError, ChatModelSetupError) as error:
         raise _fail(str(error)) from error
     answer = answer_text(question, result, context)
@@ -368,6 +389,7 @@ def ask(
 def show_trace(
     thread_id: Annotated[str, typer.Argument(help="Thread id printed by `ripplegraph ask`.")],
     store: StoreOption = None,
+    html: HtmlOption = None,
 ) -> None:
     """Render a stored recall thread step by step, with the checkpoint before each step."""
     store_dir = Path(store or default_store_dir())
@@ -376,6 +398,8 @@ def show_trace(
         history = list(graph.get_state_history(config))[::-1]
     if not history:
         raise _fail(f"no stored thread {thread_id!r} in {store_dir}")
+    if html is not None:
+        _write_page(html, history[-1].values, thread_id)
     table = Table(title=f"thread {thread_id}: {history[-1].values.get('query', '')}")
     for column in ("step", "checkpoint", "node", "decision", "reason", "budget after"):
         table.add_column(column, overflow="fold", no_wrap=column == "node")

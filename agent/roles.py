@@ -58,6 +58,16 @@ class Usage:
         """The notes in one line."""
         return "; ".join(self.notes)
 
+    def trace(self, role: str) -> dict[str, Any]:
+        """What a trace event records of this step's model use (role, spending, fallback)."""
+        return {
+            "role": role,
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "fallback": bool(self.fallbacks),
+            "note": self.note,
+        }
+
 
 # --- write path --------------------------------------------------------------------------------
 

@@ -55,12 +55,18 @@ Channel = Literal["semantic", "lexical", "cue", "expansion", "root", "counterfac
 
 
 class EvidenceSource(BaseModel):
-    """One way a memory reached the pool: which channel, at what rank and score, by what path."""
+    """One way a memory reached the pool: which channel, at what rank and score, by what path.
+
+    ``path`` starts where the walk started (an anchor, a root unit, a risk statement);
+    ``edges`` names, in order, the type of each memory-graph edge walked to this memory (the
+    last one arrives here), so a trace shows how a memory was reached, not only that it was.
+    """
 
     channel: Channel
     rank: int
     score: float
     path: list[str] = Field(default_factory=list)
+    edges: list[str] = Field(default_factory=list)
     round: int = 0
 
 
@@ -71,6 +77,9 @@ class Evidence(BaseModel):
     sources: list[EvidenceSource] = Field(default_factory=list)
     anchor: bool = False
     score: float = 0.0
+    # ρ's terms as assembly computed them: the query–memory cosine and the weighted query,
+    # path-support and anchor terms that add up to ``score``.
+    score_parts: dict[str, float] = Field(default_factory=dict)
 
 
 def merge_pool(left: dict[str, Evidence], right: dict[str, Evidence]) -> dict[str, Evidence]:
@@ -88,6 +97,7 @@ def merge_pool(left: dict[str, Evidence], right: dict[str, Evidence]) -> dict[st
                 "sources": old.sources + extra,
                 "anchor": old.anchor or item.anchor,
                 "score": item.score if item.score else old.score,
+                "score_parts": item.score_parts if item.score else old.score_parts,
             }
         )
     return merged

@@ -13,6 +13,7 @@ from agent.policies.sufficiency import OfflineSufficiency
 from agent.roles import Usage, control
 from agent.state import RecallState, TraceEvent, spent_after
 from agent.tracing import record
+from prompts import controller
 
 _policy = OfflineSufficiency()
 
@@ -36,6 +37,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     )
     decision, reason, stop_reason = verdict.decision, verdict.reason, ""
     proposed, usage = None, Usage()
+    details: dict[str, Any] = {"missing": verdict.missing, "limits": limits}
     caller = context.caller("routing")
     if caller is not None and decision != "refine":
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
@@ -45,6 +47,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
             reason = f"LLM controller: {reason}" + (f" [{usage.note}]" if usage.note else "")
         else:
             reason = f"offline ({usage.note}): {reason}"
+        details["llm"] = usage.trace(controller.ROLE.name)
     if decision == "expand" and not config.expansion:
         decision, stop_reason = "stop", "insufficient, expansion disabled"
     elif decision == "expand" and state.rounds >= limits["rounds"]:
@@ -66,7 +69,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 reason=reason
                 if not stop_reason or stop_reason == "sufficient"
                 else f"{reason} — {stop_reason}",
-                details={"missing": verdict.missing, "limits": limits},
+                details=details,
                 budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
             ),
         ),

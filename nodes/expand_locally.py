@@ -43,6 +43,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
                     rank=rank,
                     score=round(r.score, 6),
                     path=r.path,
+                    edges=r.edges,
                     round=round_number,
                 )
             ],

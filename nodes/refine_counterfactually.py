@@ -14,8 +14,14 @@ from agent.roles import Usage, risks
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from agent.store.relational import REVERSE_TYPE
 from agent.tracing import record
+from prompts import counterfactual
 
 CAUSAL_TYPES = tuple(REVERSE_TYPE)
+
+
+def risk_label(index: int) -> str:
+    """How evidence sources name the ``index``-th (0-based) statement in ``counterfactuals``."""
+    return f"risk {index + 1}"
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -23,7 +29,8 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
 
     With a model, the counterfactual role states the risks first ("if the user does this,
     what could go wrong?"); each risk is a second query, followed along causal edges.
-    The offline constraint search runs either way.
+    The offline constraint search runs either way.  Every source this step adds starts its
+    path at the risk statement that found it.
     """
     context = resolve_context(runtime.context)
     config = context.recall_config()
@@ -36,48 +43,48 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         store.embedder.query(state.query),
         config.counterfactual_k,
     )
-    pool = {
-        memory.id: Evidence(
-            memory=memory,
-            sources=[EvidenceSource(channel="counterfactual", rank=rank, score=score)],
-        )
-        for rank, (memory, score, _) in enumerate(found, start=1)
-    }
-    statements = [statement for _, _, statement in found]
     reason = (
         "offline: retrieved the standing constraints (health, diet, allergies, pets, money, "
         "time, goals, recent changes) of the people in the question, ranked against the "
         "action; no world knowledge was used"
     )
     usage = Usage()
+    stated: list[str] = []
+    details: dict[str, Any] = {}
     caller = context.caller()
     if caller is not None:
         limits = context.limits()
         ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
-        stated, usage = risks(caller, state.query, ranked, allowance)
-        if stated is None:
+        said, usage = risks(caller, state.query, ranked, allowance)
+        details["llm"] = usage.trace(counterfactual.ROLE.name)
+        if said is None:
             reason = f"{reason} (model: {usage.note})"
         else:
+            stated = said
             reason = f"LLM risks used as second queries, along causal edges too: {stated}" + (
                 f" [{usage.note}]" if usage.note else ""
             )
-            statements = stated + statements
-            for index, risk in enumerate(stated):
-                hits = store.search_semantic(state.namespace, risk, config.counterfactual_k)
-                causes = store.neighbours(state.namespace, [m for m, _ in hits], CAUSAL_TYPES)
-                memories = store.get(
-                    state.namespace, [m for m, _ in hits] + [e.dst for e in causes]
+    statements = stated + [statement for _, _, statement in found]
+    pool: dict[str, Evidence] = {}
+    for rank, (memory, score, _) in enumerate(found, start=1):
+        label = risk_label(len(stated) + rank - 1)
+        source = EvidenceSource(channel="counterfactual", rank=rank, score=score, path=[label])
+        pool[memory.id] = Evidence(memory=memory, sources=[source])
+    for index, risk in enumerate(stated):
+        label = risk_label(index)
+        hits = store.search_semantic(state.namespace, risk, config.counterfactual_k)
+        causes = store.neighbours(state.namespace, [m for m, _ in hits], CAUSAL_TYPES)
+        memories = store.get(state.namespace, [m for m, _ in hits] + [e.dst for e in causes])
+        reached: list[tuple[str, float, list[str], list[str]]] = [
+            (m, s, [label], []) for m, s in hits
+        ] + [(e.dst, e.weight, [label, e.src], [e.type]) for e in causes]
+        for rank, (mid, score, path, edges) in enumerate(reached, start=1):
+            if mid in memories and mid not in pool:
+                source = EvidenceSource(
+                    channel="counterfactual", rank=rank, score=score, path=path, edges=edges
                 )
-                reached = [(m, s, [f"risk {index + 1}"]) for m, s in hits] + [
-                    (e.dst, e.weight, [f"risk {index + 1}", e.src]) for e in causes
-                ]
-                for rank, (mid, score, path) in enumerate(reached, start=1):
-                    if mid in memories and mid not in pool:
-                        source = EvidenceSource(
-                            channel="counterfactual", rank=rank, score=score, path=path
-                        )
-                        pool[mid] = Evidence(memory=memories[mid], sources=[source])
+                pool[mid] = Evidence(memory=memories[mid], sources=[source])
     return {
         "pool": pool,
         "counterfactuals": statements,
@@ -91,6 +98,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
                 decision=f"{len(pool)} constraint(s) retrieved",
                 reason=reason,
                 added=[mid for mid in pool if mid not in state.pool],
+                details=details,
                 budget=spent_after(
                     state, refinements=1, llm_calls=usage.calls, tokens=usage.tokens
                 ),

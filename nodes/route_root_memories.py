@@ -12,6 +12,7 @@ from agent.policies.roots import namespace_roots, route_roots
 from agent.roles import Usage, route
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from agent.tracing import record
+from prompts import root_router
 
 
 def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -34,6 +35,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     query_vector = store.embedder.query(state.query)
     active = route_roots(roots, rule_vectors, state.cues, query_vector, config.root_threshold)
     how, usage = "offline routing", Usage()
+    details: dict[str, Any] = {}
     caller = context.caller("routing")
     if caller is not None and roots:
         limits = context.limits()
@@ -47,6 +49,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
             how = f"LLM router: {why}" + (f" [{usage.note}]" if usage.note else "")
         else:
             how = f"offline routing ({usage.note})"
+        details["llm"] = usage.trace(root_router.ROLE.name)
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
     memories = store.get(state.namespace, evidence_ids)
     pool: dict[str, Evidence] = {}
@@ -72,6 +75,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
                     or "no unit's rule applies"
                 ),
                 added=new,
+                details=details,
                 budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
             ),
         ),

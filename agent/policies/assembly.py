@@ -16,17 +16,28 @@ from agent.state import Evidence
 from agent.store import MemoryStore
 
 
-def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
-    """Source-aware score ρ of one pooled memory."""
+def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[str, float]:
+    """ρ's three weighted terms for one pooled memory, beside the raw alignment a(q, m)."""
     path_support = sum(
         float(getattr(config.weights, s.channel)) / (config.rank_offset + s.rank)
         for s in item.sources
     )
-    return (
-        config.lambda_query * max(0.0, alignment)
-        + config.lambda_path * path_support
-        + config.lambda_anchor * (1.0 if item.anchor else 0.0)
-    )
+    return {
+        "alignment": alignment,
+        "query": config.lambda_query * max(0.0, alignment),
+        "path": config.lambda_path * path_support,
+        "anchor": config.lambda_anchor * (1.0 if item.anchor else 0.0),
+    }
+
+
+def total(parts: dict[str, float]) -> float:
+    """ρ from its weighted terms."""
+    return parts["query"] + parts["path"] + parts["anchor"]
+
+
+def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
+    """Source-aware score ρ of one pooled memory."""
+    return total(score_parts(item, alignment, config))
 
 
 def rank(
@@ -36,21 +47,18 @@ def rank(
     config: RecallConfig,
 ) -> list[Evidence]:
     """Pool items scored by ρ, best first (ties by id for determinism)."""
-    scored = [
-        item.model_copy(
-            update={
-                "score": round(
-                    score(
-                        item,
-                        float(vectors[mid] @ query_vector) if mid in vectors else 0.0,
-                        config,
-                    ),
-                    6,
-                )
-            }
+    scored = []
+    for mid, item in pool.items():
+        alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
+        parts = score_parts(item, alignment, config)
+        scored.append(
+            item.model_copy(
+                update={
+                    "score": round(total(parts), 6),
+                    "score_parts": {name: round(value, 6) for name, value in parts.items()},
+                }
+            )
         )
-        for mid, item in pool.items()
-    ]
     return sorted(scored, key=lambda e: (-e.score, e.memory.id))
 
 

@@ -26,6 +26,7 @@ class Reached:
     memory: MemoryUnit
     channel: str
     path: list[str]
+    edges: list[str]  # the type of each edge along ``path``; the last one is ``channel``
     strength: float
     score: float
 
@@ -52,8 +53,10 @@ def expand(
 ) -> list[Reached]:
     """Breadth-first over typed edges from the anchors, then the best n per channel."""
     paths: dict[str, list[str]] = {a: [a] for a in plan.anchors}
+    walked: dict[str, list[str]] = {a: [] for a in plan.anchors}  # edge types along paths
     strength: dict[str, float] = dict.fromkeys(plan.anchors, 1.0)
-    channels: dict[str, set[str]] = {}
+    # Per candidate, the channels that reach it at its depth, each with the path it took.
+    channels: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
     frontier = list(plan.anchors)
     for _ in range(hops):
         next_frontier: list[str] = []
@@ -62,10 +65,13 @@ def expand(
                 continue
             if edge.dst not in paths:
                 paths[edge.dst] = [*paths[edge.src], edge.dst]
+                walked[edge.dst] = [*walked[edge.src], edge.type]
                 strength[edge.dst] = min(strength[edge.src], edge.weight)
                 next_frontier.append(edge.dst)
             if len(paths[edge.dst]) == len(paths[edge.src]) + 1:
-                channels.setdefault(edge.dst, set()).add(edge.type)
+                channels.setdefault(edge.dst, {}).setdefault(
+                    edge.type, ([*paths[edge.src], edge.dst], [*walked[edge.src], edge.type])
+                )
         frontier = next_frontier
     candidates = [mid for mid in channels if mid not in exclude]
     memories = store.get(namespace, candidates)
@@ -74,8 +80,8 @@ def expand(
     for mid, memory in memories.items():
         similarity = float(vectors[mid] @ target_vector) if mid in vectors else 0.0
         score = similarity + cue_match(memory, plan)
-        for channel in sorted(channels[mid]):
-            reached.append(Reached(memory, channel, paths[mid], strength[mid], score))
+        for channel, (path, edges) in sorted(channels[mid].items()):
+            reached.append(Reached(memory, channel, path, edges, strength[mid], score))
     kept: dict[str, Reached] = {}
     for channel in edge_types:
         ranked = sorted(

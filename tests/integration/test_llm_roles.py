@@ -360,3 +360,35 @@ def test_ask_command_with_model_and_base_url(
     assert payload["budget"]["llm_calls"] == server.calls() - server.calls("answer")
     broken = CliRunner().invoke(app, [*args, "--model", "nosuchprovider:model"])
     assert broken.exit_code == 2 and "cannot create chat model" in broken.output
+
+
+def test_trace_page_shows_each_model_call_and_its_fallback(
+    demo_store: str, serve: Callable[..., ScriptedOpenAI], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    def junk_risks(request: Request) -> Reply:
+        return Reply("no JSON here") if request.role == "counterfactual" else well_behaved(request)
+
+    server = serve(junk_risks)
+    page = tmp_path / "page.html"
+    args = ["ask", HARBOR, "-n", DEMO_NAMESPACE, "--store", demo_store, "--json"]
+    result = CliRunner().invoke(
+        app, [*args, "--model", "scripted", "--base-url", server.url, "--html", str(page)]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    html = page.read_text()
+    recorded = [e["details"]["llm"] for e in payload["trace"] if "llm" in e["details"]]
+    assert [c["role"] for c in recorded] == ["root_router", "counterfactual", "controller"]
+    assert sum(c["calls"] for c in recorded) == payload["budget"]["llm_calls"]
+    assert sum(c["calls"] for c in recorded) == server.calls() - server.calls("answer")
+    assert [c["fallback"] for c in recorded] == [False, True, False]
+    for call in recorded:
+        assert (
+            f"role <b>{call['role']}</b> · {call['calls']} call(s) · {call['tokens']} tokens"
+            in html
+        )
+    assert html.count("fell back to the offline policy") == 1
