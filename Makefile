@@ -11,7 +11,17 @@ export LANGSMITH_TRACING := false
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: install demo test lint clean studio
+# The opt-in small model (SmolLM2-135M behind llama.cpp's server) for the slow test.
+# llama-cpp-python builds from source; with its default -march=native a wheel carries every
+# instruction the build host offers, and pip's cache (keyed by the source, not the flags)
+# hands it to hosts that lack them (SIGILL).  So it builds once with a portable instruction
+# set into a cache named for it (≈12 minutes on 2 cores), and installs from there.
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
+
+.PHONY: install demo test lint clean studio small-llm
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +44,13 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+small-llm: $(STAMP)
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip wheel \
+		--quiet --no-cache-dir --no-deps -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/python -m pip install --quiet -c constraints.txt --find-links $(LLAMA_WHEELS) \
+		-e '.[small-llm]'
 
 studio: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --no-reload --host 127.0.0.1 --port 2024

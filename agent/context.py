@@ -15,7 +15,7 @@ from typing import Literal
 import platformdirs
 
 from agent.linking import MINILM_SEMANTIC_THRESHOLD, LinkingConfig
-from agent.llm import RoleCaller
+from agent.llm import RoleCaller, StructuredOutput
 from agent.models import DEFAULT_EMBEDDING, load_chat_model
 from agent.recall_config import RECIPES, RecallConfig, RecipeName
 from agent.store import MemoryStore, open_store
@@ -143,6 +143,14 @@ class Context:
     llm_timeout_seconds: float = field(
         default=60.0, metadata={"description": "Seconds one model request may take (5-600)."}
     )
+    structured_output: StructuredOutput = field(
+        default="auto",
+        metadata={
+            "description": "How replies are held to each role's schema: 'json_schema' (OpenAI, "
+            "vLLM, llama-server), 'json_object' (llama-cpp-python's server), 'prompt' (JSON "
+            "asked for in the prompt only), or 'auto' (probe the endpoint once)."
+        },
+    )
     max_ingest_llm_calls: int = field(
         default=200,
         metadata={
@@ -186,6 +194,7 @@ class Context:
             backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
             openai_compatible=bool(self.base_url),
             model_key=f"{name}@{self.base_url or ''}",
+            structured_output=self.structured_output,
         )
 
     def ingest_limits(self) -> dict[str, int]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.llm import Allowance, Outcome, RoleCaller
+from agent.llm import Allowance, Choice, Outcome, RoleCaller
 from agent.memory import MemoryUnit, Provenance, Session, TimeInterval, Turn
 from agent.policies.extraction import OfflineExtractor
 from agent.state import Decision, Evidence, Plan, QueryCues, RootUnit
@@ -32,11 +32,19 @@ class Usage:
     tokens: int = 0
     notes: list[str] = field(default_factory=list)
     fallbacks: int = 0
+    served: int = 0
+    valid: int = 0
+    modes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
 
     def add(self, outcome: Outcome[Any], label: str = "") -> None:
         """Count one role call (and note it when it fell back or needed retries)."""
         self.calls += outcome.calls
         self.tokens += outcome.tokens
+        self.served += outcome.served
+        self.valid += outcome.valid
+        self.modes += outcome.modes
+        self.seconds += outcome.seconds
         if outcome.value is None:
             self.fallbacks += 1
         if outcome.events:
@@ -48,6 +56,10 @@ class Usage:
         self.tokens += other.tokens
         self.fallbacks += other.fallbacks
         self.notes += other.notes
+        self.served += other.served
+        self.valid += other.valid
+        self.modes += other.modes
+        self.seconds += other.seconds
 
     def left(self, allowance: Allowance) -> Allowance:
         """What remains of ``allowance`` after this step so far."""
@@ -63,7 +75,11 @@ class Usage:
         return {
             "role": role,
             "calls": self.calls,
+            "served": self.served,
+            "valid": self.valid,
             "tokens": self.tokens,
+            "seconds": round(self.seconds, 2),
+            "output": ", ".join(dict.fromkeys(self.modes)) or "-",
             "fallback": bool(self.fallbacks),
             "note": self.note,
         }
@@ -247,7 +263,12 @@ def route(
     usage = Usage()
     if not units:
         return [], "no root units", usage
-    outcome = caller(root_router.ROLE, root_router.render(query, units), allowance)
+    outcome = caller(
+        root_router.ROLE,
+        root_router.render(query, units),
+        allowance,
+        {"active": Choice([u.id for u in units])},
+    )
     usage.add(outcome)
     if outcome.value is None:
         return None, "", usage
@@ -274,7 +295,12 @@ def answer(
 ) -> tuple[AnswerOutput | None, Usage]:
     """A grounded answer; citations limited to the evidence actually given."""
     usage = Usage()
-    outcome = caller(answer_prompt.ROLE, answer_prompt.render(message, evidence_context), allowance)
+    outcome = caller(
+        answer_prompt.ROLE,
+        answer_prompt.render(message, evidence_context),
+        allowance,
+        {"cited_ids": Choice(evidence_ids, at_least=1)},
+    )
     usage.add(outcome)
     if outcome.value is None:
         return None, usage

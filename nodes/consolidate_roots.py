@@ -13,6 +13,7 @@ from agent.roles import Usage
 from agent.roles import consolidate_roots as consolidate
 from agent.state import IngestState, TraceEvent
 from agent.tracing import record
+from prompts import root_consolidation
 
 _MAX_UNITS = 10  # RootMem's unit budget
 
@@ -62,7 +63,7 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
         decision=f"{batches} batch(es) consolidated" if batches else "waiting for a full batch",
         reason=f"{len(pending)} memories pending (batch {batch}); "
         f"{len(touched)} unit(s) touched" + (f"; {usage.note}" if usage.note else ""),
-        details={"roots_touched": touched},
+        details={"roots_touched": touched, "llm": usage.trace(root_consolidation.ROLE.name)},
     )
     return {
         "roots_touched": touched,

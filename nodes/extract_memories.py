@@ -13,6 +13,7 @@ from agent.policies.extraction import OfflineExtractor
 from agent.roles import extract_with_model
 from agent.state import IngestState, TraceEvent
 from agent.tracing import record
+from prompts import extraction
 
 _extractor = OfflineExtractor()
 
@@ -65,7 +66,7 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
         decision="llm" if not usage.fallbacks else f"llm, {usage.fallbacks} window(s) offline",
         reason=f"{usage.calls} call(s) over {sum(len(s.turns) for s in pending)} new turns "
         f"of {turns}; {len(drafts)} memories" + (f"; {usage.note}" if usage.note else ""),
-        details={"drafts": len(drafts), "tokens": usage.tokens},
+        details={"drafts": len(drafts), "llm": usage.trace(extraction.ROLE.name)},
     )
     return {
         "drafts": drafts,

@@ -82,7 +82,11 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
         decision=f"{len(kept)} causal edge(s) kept, {rejected} rejected by PMI",
         reason="; ".join(x for x in (problem, usage.note) if x)
         or f"{len(touched)} cluster(s) touched",
-        details={"edges": kept, "threshold": context.causal_pmi_threshold},
+        details={
+            "edges": kept,
+            "threshold": context.causal_pmi_threshold,
+            "llm": usage.trace(causal.ROLE.name),
+        },
     )
     return {
         "llm_calls": usage.calls,

@@ -13,6 +13,7 @@ from agent.policies.answer import extractive_answer
 from agent.roles import Usage, answer
 from agent.state import ChatState, TraceEvent
 from agent.tracing import record
+from prompts import answer as answer_prompt
 
 
 def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -20,6 +21,7 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     context = resolve_context(runtime.context)
     text = extractive_answer(state.query, state.evidence)
     decision, usage = "offline extractive answer", Usage()
+    details: dict[str, Any] = {}
     caller = context.caller()
     if caller is not None:
         spent = state.budget
@@ -35,6 +37,7 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
                 decision += f" [{usage.note}]"
         else:
             decision = f"offline extractive answer ({usage.note})"
+        details["llm"] = usage.trace(answer_prompt.ROLE.name)
     budget = state.budget.model_copy(
         update={
             "llm_calls": state.budget.llm_calls + usage.calls,
@@ -50,6 +53,7 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
                 node="respond",
                 decision=decision,
                 reason=f"{len(state.evidence)} evidence items; stop: {state.stop_reason}",
+                details=details,
                 budget={"llm_calls": budget.llm_calls, "tokens": budget.tokens},
             ),
         ),

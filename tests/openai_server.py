@@ -28,6 +28,7 @@ ROLES = {
     "CausalOutput": "causal",
     "AnswerOutput": "answer",
     "JudgeOutput": "judge",
+    "ChoiceOutput": "choice",
 }
 
 
@@ -37,6 +38,7 @@ class Reply:
 
     content: str = ""
     status: int = 200
+    error: str = ""  # the error message of a non-200 reply [default: "scripted <status>"]
 
 
 @dataclass
@@ -130,7 +132,8 @@ class ScriptedOpenAI:
         reply = self.script(request)
         if reply.status != 200:
             kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
-            return reply.status, {"error": {"message": f"scripted {reply.status}", "type": kind}}
+            message = reply.error or f"scripted {reply.status}"
+            return reply.status, {"error": {"message": message, "type": kind}}
         prompt = tokens("".join(str(m.get("content", "")) for m in messages))
         completion = tokens(reply.content)
         with self._lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agent.context import Context
 from agent.eval import report
 from agent.eval.systems import SYSTEMS
+from agent.llm import RoleCaller
+from agent.memory import Session
 
 bench = typer.Typer(help="Benchmarks, side by side with the baselines, in one run.")
 console = Console()
@@ -100,6 +102,38 @@ def _publish(
     console.print(f"results: {stem}.{{json,md{',png' if charts else ''}}}")
 
 
+@contextmanager
+def _ingested(
+    store: Path | None,
+    sessions: Mapping[str, Sequence[Session]],
+    what: str,
+    llm: str | None,
+    base_url: str | None,
+) -> Iterator[tuple[Context, RoleCaller | None]]:
+    """The bench store with every namespace ingested, and the ``--llm`` answerer if any."""
+    from agent.eval.systems import ingest_namespaces
+
+    with _store(store) as context:
+        errors.print(f"ingesting {what} …")
+        ingest_namespaces(sessions, context)
+        yield context, dataclasses.replace(context, model=llm, base_url=base_url).caller()
+
+
+LlmOption = Annotated[
+    str | None,
+    typer.Option(
+        "--llm",
+        help="Also answer from each system's top 30 with this model: LoCoMo answers graded "
+        "by the same model as judge (Judge, F1); IMLogic picks one of four shuffled options "
+        "(accuracy, traps taken). Not run in CI.",
+    ),
+]
+LlmBaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint."),
+]
+
+
 @bench.command("locomo")
 def locomo(
     data: Annotated[Path, typer.Option("--data", help="LoCoMo locomo10.json-format file.")],
@@ -109,30 +143,16 @@ def locomo(
     out: OutOption = None,
     results_dir: ResultsOption = DEFAULT_RESULTS,
     charts: ChartsOption = True,
-    llm: Annotated[
-        str | None,
-        typer.Option(
-            "--llm",
-            help="Also answer from each system's top 30 with this model and grade the answers "
-            "with it as judge (Judge, F1). Not run in CI.",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint."),
-    ] = None,
+    llm: LlmOption = None,
+    base_url: LlmBaseUrlOption = None,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
-    from agent.eval.locomo import ingest_conversations, load_locomo, miss_analysis, run_locomo
+    from agent.eval.locomo import load_locomo, miss_analysis, run_locomo
 
     names = _systems(systems)
     dataset = load_locomo(data, limit)
-    with _store(store) as context:
-        errors.print(f"ingesting {dataset.counts['turns']} turns …")
-        ingest_conversations(dataset, context)
-        answerer = (
-            dataclasses.replace(context, model=llm, base_url=base_url).caller() if llm else None
-        )
+    turns = f"{dataset.counts['turns']} turns"
+    with _ingested(store, dataset.sessions, turns, llm, base_url) as (context, answerer):
         with _progress("locomo", len(names) * len(dataset.questions)) as advance:
             results = run_locomo(dataset, context, names, advance, answerer)
         results["analysis"] = miss_analysis(dataset, context, results)
@@ -141,6 +161,46 @@ def locomo(
         results,
         report.locomo_markdown(results),
         report.locomo_chart,
+        results_dir,
+        out,
+        charts,
+    )
+
+
+@bench.command("imlogic")
+def imlogic(
+    data: Annotated[
+        Path, typer.Option("--data", help="IMLogic folder of qa_user*.json files, or one file.")
+    ],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+    llm: LlmOption = None,
+    base_url: LlmBaseUrlOption = None,
+) -> None:
+    """memory_l R@K and rank above the distractor, per category and query type, per system."""
+    from agent.eval.imlogic import load_imlogic, run_imlogic
+
+    names = _systems(systems)
+    try:
+        dataset = load_imlogic(data, limit)
+    except (OSError, ValueError, KeyError) as error:
+        errors.print(f"[red]error:[/red] cannot read IMLogic data at {data}: {error}")
+        raise typer.Exit(code=2) from error
+    memories = f"{dataset.counts['memories']} memories"
+    with (
+        _ingested(store, dataset.sessions, memories, llm, base_url) as (context, answerer),
+        _progress("imlogic", len(names) * len(dataset.questions)) as advance,
+    ):
+        results = run_imlogic(dataset, context, names, advance, answerer)
+    _publish(
+        "imlogic",
+        results,
+        report.imlogic_markdown(results),
+        report.imlogic_chart,
         results_dir,
         out,
         charts,

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.context import Context
-from agent.eval.locomo import LocomoData, ingest_conversations
+from agent.eval.locomo import LocomoData
 from agent.eval.metrics import percentiles
+from agent.eval.systems import ingest_namespaces
 from agent.graph import recall_graph
 from agent.memory import Session
 from agent.state import RecallInput
@@ -121,7 +122,7 @@ def run_latency(
     started = time.perf_counter()
     store = context.store()
     before = sum(store.count_units(ns) for ns in data.sessions)
-    seconds = ingest_conversations(data, context)
+    seconds = ingest_namespaces(data.sessions, context)
     written = sum(store.count_units(ns) for ns in data.sessions) - before
     results: dict[str, Any] = {
         "ingest": {
@@ -138,7 +139,7 @@ def run_latency(
             small_context = dataclasses.replace(
                 context, store_dir=str(Path(context.store_dir) / f"first-{size}")
             )
-            ingest_conversations(small, small_context)
+            ingest_namespaces(small.sessions, small_context)
             units = sum(small_context.store().count_units(ns) for ns in small.sessions)
             timing = time_recall(small_context, small, 0, queries)
         else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +16,10 @@ from typing import Any
 
 from agent.context import Context
 from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
-from agent.eval.systems import make_systems
-from agent.graph import ingest_graph
+from agent.eval.systems import first_questions, make_systems, retrieve
 from agent.ingest_files import load_sessions
 from agent.llm import Allowance, RoleCaller, estimate_tokens
 from agent.memory import MemoryUnit, Session
-from agent.state import IngestInput
 from prompts import answer as answer_prompt
 from prompts import judge
 from prompts.evidence import render_memories
@@ -86,10 +83,7 @@ def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
             data.questions.append(
                 Question(namespace, str(qa["question"]), category, gold, reference)
             )
-    if limit is not None:
-        data.questions = data.questions[:limit]
-        used = {q.namespace for q in data.questions}
-        data.sessions = {ns: s for ns, s in data.sessions.items() if ns in used}
+    data.questions, data.sessions = first_questions(data.questions, data.sessions, limit)
     data.counts = {
         "conversations": len(data.sessions),
         "turns": sum(len(t.turns) for s in data.sessions.values() for t in s),
@@ -98,14 +92,6 @@ def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
         "questions_without_gold": data.questions_without_gold,
     }
     return data
-
-
-def ingest_conversations(data: LocomoData, context: Context) -> float:
-    """Write every conversation into its namespace (a no-op when already stored); seconds."""
-    started = time.perf_counter()
-    for namespace, sessions in data.sessions.items():
-        ingest_graph.invoke(IngestInput(namespace=namespace, sessions=sessions), context=context)
-    return time.perf_counter() - started
 
 
 def run_locomo(
@@ -129,13 +115,9 @@ def run_locomo(
         tokens: dict[int, list[float]] = {k: [] for k in KS}
         details = []
         for question in data.questions:
-            store.clear_query_caches()
-            started = time.perf_counter()
-            ids = system.retrieve(question.namespace, question.text, depth)
-            latencies.append((time.perf_counter() - started) * 1000)
-            units = store.get(question.namespace, ids)
-            ordered = [units[mid] for mid in ids if mid in units]
-            turns = list(dict.fromkeys(t for u in ordered for t in u.provenance.turn_ids))
+            found = retrieve(store, system, question.namespace, question.text, depth)
+            latencies.append(found.milliseconds)
+            ordered, turns = found.units, found.turns
             for k in KS:
                 tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
             graded = grade(answerer, question, ordered[:ANSWER_K]) if answerer else {}

@@ -113,6 +113,40 @@ def prefeval_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+IMLOGIC_METRICS = ("R@5", "R@10", "R@20", "R@30", "above_distractor")
+
+
+def imlogic_markdown(results: dict[str, Any]) -> str:
+    """Systems × memory_l recall and ranking above the distractor; R@10 per category."""
+    header = ["system", *IMLOGIC_METRICS, "p50 ms"]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for name, scores in results["systems"].items():
+        cells = [name, *[_cell(scores, "overall", metric) for metric in IMLOGIC_METRICS]]
+        lines.append(_row([*cells, f"{scores['latency_ms']['p50']:.1f}"]))
+    groups = sorted({b for s in results["systems"].values() for b in s if b not in _NOT_BUCKETS})
+    lines += ["", _row(["R@10", *groups]), _row(["---"] * (len(groups) + 1))]
+    for name, scores in results["systems"].items():
+        lines.append(_row([name, *[_cell(scores, group, "R@10") for group in groups]]))
+    answered = {n: s["answers"] for n, s in results["systems"].items() if "answers" in s}
+    if answered:
+        kinds = list(next(iter(answered.values())))
+        lines += ["", _row(["system", "accuracy", *kinds]), _row(["---"] * (len(kinds) + 2))]
+        for name, picks in answered.items():
+            accuracy = _cell(results["systems"][name], "overall", "accuracy")
+            lines.append(_row([name, accuracy, *[str(picks[k]) for k in kinds]]))
+    data = results["data"]
+    lines.append("")
+    lines.append(
+        f"{data['questions']} questions over {data['users']} users, {data['memories']} "
+        "memories (every distinct memory_s and memory_l of a user, one namespace per user). "
+        "R@k: memory_l in the top k; above_distractor: memory_l ranked above memory_s."
+    )
+    return "\n".join(lines)
+
+
+_NOT_BUCKETS = frozenset({"overall", "latency_ms", "answers"})
+
+
 def latency_markdown(results: dict[str, Any]) -> str:
     """Recall timings per store size beside the floor."""
     header = ["units", "recall p50 ms", "recall p95 ms", "floor p50 ms", "ratio", "slowest node"]
@@ -193,6 +227,15 @@ def locomo_chart(results: dict[str, Any], path: Path) -> None:
         for name, s in results["systems"].items()
     }
     bar_chart("LoCoMo dev evidence recall", series, path)
+
+
+def imlogic_chart(results: dict[str, Any], path: Path) -> None:
+    """memory_l R@10, R@30 and above_distractor per system."""
+    series = {
+        name: {metric: s["overall"][metric] for metric in ("R@10", "R@30", "above_distractor")}
+        for name, s in results["systems"].items()
+    }
+    bar_chart("IMLogic memory_l recall", series, path)
 
 
 def prefeval_chart(results: dict[str, Any], path: Path) -> None:

@@ -7,13 +7,16 @@ fusion.  The RippleGraph systems run the real recall graph under a named recipe.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from agent.context import Context
-from agent.graph import recall_graph
+from agent.graph import ingest_graph, recall_graph
+from agent.memory import MemoryUnit, Session
 from agent.recall_config import RecipeName
-from agent.state import RecallInput, RecallOutput
+from agent.state import IngestInput, RecallInput, RecallOutput
 from agent.store import MemoryStore
 
 RRF_K = 60
@@ -36,6 +39,64 @@ class System:
 
     name: str
     retrieve: Callable[[str, str, int], list[str]]
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One timed retrieval: the memories in rank order and the turn ids they came from."""
+
+    units: list[MemoryUnit]
+    turns: list[str]  # provenance turn ids in rank order, each once
+    milliseconds: float
+
+
+def retrieve(
+    store: MemoryStore, system: System, namespace: str, question: str, depth: int
+) -> Retrieved:
+    """Ask ``system`` with cold query caches, and map its ranking onto dialogue turns.
+
+    Units map to turns through their provenance, so LLM-extracted units spanning several
+    turns are measured like one-turn units.
+    """
+    store.clear_query_caches()
+    started = time.perf_counter()
+    ids = system.retrieve(namespace, question, depth)
+    milliseconds = (time.perf_counter() - started) * 1000
+    found = store.get(namespace, ids)
+    units = [found[mid] for mid in ids if mid in found]
+    turns = list(dict.fromkeys(t for u in units for t in u.provenance.turn_ids))
+    return Retrieved(units, turns, milliseconds)
+
+
+Q = TypeVar("Q", bound="Asked")
+
+
+class Asked(Protocol):
+    """A benchmark question: it is asked of one namespace."""
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the question is asked of."""
+        ...
+
+
+def first_questions(
+    questions: list[Q], sessions: dict[str, list[Session]], limit: int | None
+) -> tuple[list[Q], dict[str, list[Session]]]:
+    """The first ``limit`` questions and only the namespaces they ask (all when no limit)."""
+    if limit is None:
+        return questions, sessions
+    kept = questions[:limit]
+    used = {q.namespace for q in kept}
+    return kept, {ns: s for ns, s in sessions.items() if ns in used}
+
+
+def ingest_namespaces(sessions: Mapping[str, Sequence[Session]], context: Context) -> float:
+    """Write each namespace's sessions (a no-op when already stored); seconds taken."""
+    started = time.perf_counter()
+    for namespace, batch in sessions.items():
+        ingest_graph.invoke(IngestInput(namespace=namespace, sessions=list(batch)), context=context)
+    return time.perf_counter() - started
 
 
 def reciprocal_rank_fusion(*rankings: list[str], k: int = RRF_K) -> list[str]:

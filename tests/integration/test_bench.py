@@ -180,3 +180,110 @@ def test_prefeval_template_is_restored_exactly(tmp_path: Path) -> None:
     }
     assert scorer.store.relational.unit_ids(template.namespace) == template.ids
     assert scorer.store.check().consistent
+
+
+def write_imlogic(folder: Path) -> Path:
+    """Two users in IMLogic's own file format (invented people, not the dataset)."""
+    folder.mkdir()
+    options = {
+        "Correct": "Hold off: your income is zero right now.",
+        "Trap_Preference": "Yes, you love vibrant travel, book it.",
+        "Trap_Fabrication": "Yes, your promotion pays for it.",
+        "Trap_Generic": "Travel broadens the mind.",
+    }
+    rows = [
+        {"memory_s": "Ada Stone loves vibrant, enriching travel experiences.",
+         "memory_l": "Ada Stone's career_status updated monthly_income from 8000 to 0.",
+         "query_type": "Advice", "category": "Resource Constraint",
+         "query": "Should I book that luxury world tour for some vibrant experiences?",
+         "options": options},
+        {"memory_s": "Ada Stone enjoys long hikes in the mountains on weekends.",
+         "memory_l": "Ada Stone is recovering from a knee injury and must rest it.",
+         "query_type": "Recommendation", "category": "State Constraint",
+         "query": "Can you suggest a hard mountain hike for this weekend?",
+         "options": options},
+    ]  # fmt: skip
+    (folder / "qa_user90.json").write_text(json.dumps(rows))
+    other = [dict(rows[0], memory_s="Bo Lind likes jazz bars.", query="Any jazz bar ideas?")]
+    (folder / "qa_user91.json").write_text(json.dumps(other))
+    return folder
+
+
+def test_above_distractor_ranks_unretrieved_memories_last() -> None:
+    from agent.eval.imlogic import above_distractor
+
+    assert above_distractor(["l", "s"], "l", "s") == 1.0
+    assert above_distractor(["s", "l"], "l", "s") == 0.0
+    assert above_distractor(["x", "l"], "l", "s") == 1.0
+    assert above_distractor(["s", "x"], "l", "s") == 0.0
+    assert above_distractor([], "l", "s") == 0.0
+
+
+def test_bench_imlogic_smoke(tmp_path: Path) -> None:
+    from agent.eval.imlogic import load_imlogic
+
+    data = write_imlogic(tmp_path / "imlogic")
+    loaded = load_imlogic(data)
+    assert loaded.counts == {"users": 2, "memories": 6, "questions": 3}
+    speakers = {t.speaker for s in loaded.sessions["imlogic-user90"] for t in s.turns}
+    assert speakers == {"Ada Stone"}
+    out = tmp_path / "out.json"
+    args = ["bench", "imlogic", "--data", str(data), "--store", str(tmp_path / "store"),
+            "--results", str(tmp_path / "r"), "--out", str(out)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads(out.read_text())
+    assert set(summary["systems"]) >= {"dense", "ripplegraph", "no_roots", "no_counterfactual"}
+    for name, scores in summary["systems"].items():
+        assert set(scores["overall"]) == {"R@5", "R@10", "R@20", "R@30", "above_distractor"}
+        assert {"Resource Constraint", "State Constraint", "Advice"} <= set(scores)
+        # Two to four memories per user: every ranking system holds memory_l in its top 5,
+        # and under the distractor that shares the question's words; BM25 ranks only
+        # memories sharing a word with the question, and memory_l shares none.
+        expected = (0.0, 0.0) if name == "bm25" else (1.0, 0.0)
+        assert (scores["overall"]["R@5"], scores["overall"]["above_distractor"]) == expected
+    assert (tmp_path / "r" / "bench_imlogic.md").read_text().startswith("| system |")
+    assert (tmp_path / "r" / "bench_imlogic.png").stat().st_size > 1000
+    missing = CliRunner().invoke(app, ["bench", "imlogic", "--data", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "cannot read IMLogic data" in missing.output
+
+
+def test_bench_imlogic_with_a_model_scores_its_choices(tmp_path: Path) -> None:
+    import re
+
+    from tests.openai_server import Reply, Request, ScriptedOpenAI
+
+    data = write_imlogic(tmp_path / "imlogic")
+    correct = "Hold off: your income is zero right now."
+    fabrication = "Yes, your promotion pays for it."
+
+    def chooser(request: Request) -> Reply:
+        # Picks the correct option when the logical memory was recalled, else the fabrication.
+        options = dict(re.findall(r'<option letter="([A-D])">([^<]*)</option>', request.user))
+        want = correct if "monthly_income" in request.user else fabrication
+        letter = next(k for k, v in options.items() if v.replace("&#x27;", "'") == want)
+        return Reply(json.dumps({"choice": letter, "reason": "scripted"}))
+
+    server = ScriptedOpenAI(chooser)
+    try:
+        out = tmp_path / "out.json"
+        args = ["bench", "imlogic", "--data", str(data), "--store", str(tmp_path / "store"),
+                "--results", str(tmp_path / "r"), "--out", str(out), "--no-charts",
+                "--systems", "bm25,dense", "--llm", "scripted",
+                "--base-url", server.url]  # fmt: skip
+        run = CliRunner().invoke(app, args)
+        assert run.exit_code == 0, run.output
+    finally:
+        server.close()
+    summary = json.loads(out.read_text())
+    assert server.calls("choice") == 2 * 3
+    # Dense recalls every user's memories in its top 30, the income memory among them, so
+    # the script picks the correct option; BM25 recalls no memory_l, so it picks the trap.
+    assert summary["systems"]["dense"]["overall"]["accuracy"] == 1.0
+    assert summary["systems"]["dense"]["answers"]["Correct"] == 3
+    bm25 = summary["systems"]["bm25"]
+    assert bm25["answers"]["Trap_Fabrication"] == bm25["answers"]["wrong"] == 3
+    assert bm25["overall"]["accuracy"] == 0.0
+    shuffled = {r.user.split("<options>")[1][:40] for r in server.requests}
+    assert len(shuffled) > 1  # options are shuffled per question
+    assert "accuracy" in (tmp_path / "r" / "bench_imlogic.md").read_text()

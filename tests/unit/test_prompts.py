@@ -12,6 +12,7 @@ from agent.memory import MemoryKind, Session, Turn
 from prompts import (
     answer,
     causal,
+    choice,
     controller,
     counterfactual,
     extraction,
@@ -38,6 +39,7 @@ REALISTIC = {
     'chew"}]}',
     answer: '{"answer": "Better not: Maya is allergic to seafood.", "cited_ids": ["m_1"], '
     '"supported": true}',
+    choice: '{"choice": "C", "reason": "the income dropped to zero"}',
 }
 MALFORMED = {
     extraction: '{"events": [{"restatement": "x", "turn_ids": []}]}',
@@ -48,6 +50,7 @@ MALFORMED = {
     counterfactual: '{"risks": ["' + "very long " * 40 + '"]}',
     causal: '{"pairs": [{"cause_id": "m_1", "effect_id": "m_1"}]}',
     answer: '{"answer": "", "cited_ids": []}',
+    choice: '{"choice": "E", "reason": "none fits"}',
 }
 
 
@@ -58,7 +61,7 @@ def test_schema_parses_a_realistic_reply(module: object) -> None:
     assert parsed.model_dump()
     assert role.name in {
         "extraction", "controller", "root_router", "root_consolidation", "counterfactual",
-        "causal", "answer",
+        "causal", "answer", "choice",
     }  # fmt: skip
 
 
