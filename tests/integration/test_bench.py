@@ -209,16 +209,6 @@ def write_imlogic(folder: Path) -> Path:
     return folder
 
 
-def test_above_distractor_ranks_unretrieved_memories_last() -> None:
-    from agent.eval.imlogic import above_distractor
-
-    assert above_distractor(["l", "s"], "l", "s") == 1.0
-    assert above_distractor(["s", "l"], "l", "s") == 0.0
-    assert above_distractor(["x", "l"], "l", "s") == 1.0
-    assert above_distractor(["s", "x"], "l", "s") == 0.0
-    assert above_distractor([], "l", "s") == 0.0
-
-
 def test_bench_imlogic_smoke(tmp_path: Path) -> None:
     from agent.eval.imlogic import load_imlogic
 
