@@ -70,6 +70,11 @@ class EvidenceSource(BaseModel):
     round: int = 0
 
 
+def risk_label(index: int) -> str:
+    """How evidence sources name the ``index``-th (0-based) statement in ``counterfactuals``."""
+    return f"risk {index + 1}"
+
+
 class Evidence(BaseModel):
     """A memory in the evidence pool with every source that reached it."""
 

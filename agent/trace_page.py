@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Protocol
 
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent
+from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, risk_label
 
 START, END = "__start__", "__end__"
 FIRST_HOP = ("semantic", "lexical", "cue")
@@ -506,7 +506,7 @@ def _memory_nodes(state: RecallState) -> tuple[dict[str, _Node], list[tuple[str,
         )
         links.append(("question", root.id, "root"))
     for index, statement in enumerate(state.counterfactuals):
-        key = f"risk {index + 1}"
+        key = risk_label(index)
         nodes[key] = _Node(key, _short(f"{key}: {statement}", 34), statement, 1, "risk")
         links.append(("question", key, "risk"))
     for mid, item in shown.items():
@@ -627,7 +627,7 @@ def roots_and_risks_html(state: RecallState, texts: Mapping[str, str]) -> str:
         for index, statement in enumerate(state.counterfactuals):
             found = "".join(
                 f"<li>{_e(texts.get(mid, mid))}</li>"
-                for mid in dict.fromkeys(retrieved.get(f"risk {index + 1}", []))
+                for mid in dict.fromkeys(retrieved.get(risk_label(index), []))
             )
             out.append(
                 f"<li>{_e(statement)}"

@@ -11,17 +11,19 @@ from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
 from agent.roles import Usage, risks
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.state import (
+    Evidence,
+    EvidenceSource,
+    RecallState,
+    TraceEvent,
+    risk_label,
+    spent_after,
+)
 from agent.store.relational import REVERSE_TYPE
 from agent.tracing import record
 from prompts import counterfactual
 
 CAUSAL_TYPES = tuple(REVERSE_TYPE)
-
-
-def risk_label(index: int) -> str:
-    """How evidence sources name the ``index``-th (0-based) statement in ``counterfactuals``."""
-    return f"risk {index + 1}"
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
