@@ -21,7 +21,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_AVX512=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
 
-.PHONY: install demo test lint clean studio small-llm
+.PHONY: install demo test lint clean studio small-llm mutate
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,7 +43,23 @@ test: lint
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
+
+# Mutation testing (mutmut; not part of `make test`): the modules the README's numbers rest
+# on, whole, and the LLM call path's budget and reply limits and the store's checker, by
+# function.  Which tests judge them: [tool.mutmut] in pyproject.toml.
+MUTANTS := 'agent.eval.metrics.*' 'agent.policies.assembly.*' 'agent.policies.sufficiency.*' \
+	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' 'agent.llm.x__usage__*' \
+	'agent.llm.xǁAllowanceǁ*' 'agent.llm.xǁRoleCallerǁ_attempts__*' \
+	'agent.llm.xǁRoleCallerǁ_request_options__*' 'agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
+	'agent.store.relational.xǁRelationalStoreǁdangling__*' \
+	'agent.store.relational.xǁRelationalStoreǁrepair_references__*' \
+	'agent.store.relational.xǁRelationalStoreǁnamespaces__*'
+
+mutate: $(STAMP)
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
+	$(BIN)/python -m tests.mutation_scores $(MUTANTS)
 
 small-llm: $(STAMP)
 	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \

@@ -536,15 +536,21 @@ def check(
     chroma_url: ChromaOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Cross-check the store: exit 0 when consistent, 1 when it holds broken references."""
+    """Cross-check the store: exit 0 when consistent, 1 when it holds broken references.
+
+    With ``--repair`` the report is what was found; the store is checked again afterwards,
+    and the exit status is that second check's.
+    """
     from agent.linking import link_units
 
     context = _context(store, chroma_url)
     memory = context.store()
     report = memory.check(repair=repair)
+    consistent = report.consistent
     if repair:
         for namespace, pending in report.pending_links.items():
             link_units(memory, namespace, pending, context.linking())
+        consistent = memory.check().consistent
     if as_json:
         payload = {
             "consistent": report.consistent,
@@ -554,6 +560,7 @@ def check(
             "leftovers": report.leftovers,
             "pending_links": {ns: len(ids) for ns, ids in report.pending_links.items()},
             "repaired": report.repaired,
+            "consistent_now": consistent,
         }
         typer.echo(json.dumps(payload))
     else:
@@ -567,8 +574,10 @@ def check(
         )
         console.print(table)
         verdict = "consistent" if report.consistent else "INCONSISTENT"
-        console.print(f"{verdict}" + (" (repaired)" if report.repaired else ""))
-    if not report.consistent and not repair:
+        if repair:
+            verdict += "; after repair: " + ("consistent" if consistent else "STILL INCONSISTENT")
+        console.print(verdict)
+    if not consistent:
         raise typer.Exit(code=1)
 
 

@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar, cast
 
 import httpx
 import openai
@@ -42,7 +42,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel, ValidationError
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import (
+    Future,
+    RetryAction,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+)
 from tenacity.wait import wait_exponential
 
 from prompts.evidence import DATA_NOTICE
@@ -221,10 +228,6 @@ def rejects_format(error: BaseException) -> bool:
     return "response_format" in text or "json_schema" in text
 
 
-def _usage(reply: AIMessage) -> int:
-    return int(reply.usage_metadata["total_tokens"]) if reply.usage_metadata else 0
-
-
 class RoleCaller:
     """Calls one chat model for any role, within an allowance, never raising."""
 
@@ -359,10 +362,15 @@ class RoleCaller:
         mode: OutputMode,
         choices: Choices | None,
     ) -> AIMessage:
+        """One reply, retrying transient errors with exponential backoff; each retry noted."""
+
         def note_retry(state: RetryCallState) -> None:
-            error = state.outcome.exception() if state.outcome else None
-            wait = state.next_action.sleep if state.next_action else 0.0
-            outcome.events.append(f"{_describe(error) if error else 'error'}; retry in {wait:.1f}s")
+            # Before it sleeps, tenacity holds the failed attempt (only errors are retried)
+            # and the next wait; the casts only tell the type checker so.
+            failed = cast(Future, state.outcome)  # pragma: no mutate
+            error = cast(BaseException, failed.exception())  # pragma: no mutate
+            wait = cast(RetryAction, state.next_action).sleep  # pragma: no mutate
+            outcome.events.append(f"{_describe(error)}; retry in {wait:.2f}s")
 
         retrying = Retrying(
             stop=stop_after_attempt(self.attempts),
@@ -371,37 +379,46 @@ class RoleCaller:
             before_sleep=note_retry,
             reraise=True,
         )
-        for attempt in retrying:
-            with attempt:
-                chars = sum(len(m.text) for m in messages)
-                density = _chars_per_token.get(self.model_key, DEFAULT_CHARS_PER_TOKEN)
-                estimate = (
-                    math.ceil(chars / density)
-                    + MESSAGE_OVERHEAD_TOKENS * len(messages)
-                    + role.max_output_tokens
-                )
-                if outcome.calls + 1 > allowance.calls:
-                    raise BudgetSpent(f"{allowance.calls} LLM call(s) allowed, none left")
-                if outcome.tokens + estimate > allowance.tokens:
-                    raise BudgetSpent(
-                        f"~{estimate} tokens needed, {allowance.tokens - outcome.tokens} left"
-                    )
-                outcome.calls += 1
-                outcome.tokens += estimate
-                started = time.perf_counter()
-                try:
-                    reply = self.model.invoke(
-                        list(messages), **self._request_options(role, mode, choices)
-                    )
-                finally:
-                    outcome.seconds += time.perf_counter() - started
-                if not isinstance(reply, AIMessage):
-                    raise TypeError(f"expected an AIMessage, got {type(reply).__name__}")
-                used = _usage(reply)
-                if used:
-                    outcome.tokens += used - estimate
-                prompt_tokens = reply.usage_metadata["input_tokens"] if reply.usage_metadata else 0
-                if prompt_tokens:
-                    _chars_per_token[self.model_key] = min(density, chars / prompt_tokens)
-                return reply
-        raise AssertionError("unreachable: tenacity re-raises the last error")
+        return retrying(self._attempt, role, messages, allowance, outcome, mode, choices)
+
+    def _attempt(
+        self,
+        role: Role[S],
+        messages: Sequence[BaseMessage],
+        allowance: Allowance,
+        outcome: Outcome[S],
+        mode: OutputMode,
+        choices: Choices | None,
+    ) -> AIMessage:
+        """One call, made only if its worst case fits the allowance; usage corrects the count.
+
+        The worst case is the prompt at the densest tokenization this model has reported,
+        a per-message overhead, and the whole reply cap.
+        """
+        chars = sum(len(m.text) for m in messages)
+        density = _chars_per_token.get(self.model_key, DEFAULT_CHARS_PER_TOKEN)
+        estimate = (
+            math.ceil(chars / density)
+            + MESSAGE_OVERHEAD_TOKENS * len(messages)
+            + role.max_output_tokens
+        )
+        if outcome.calls + 1 > allowance.calls:
+            raise BudgetSpent(f"{allowance.calls} LLM call(s) allowed, none left")
+        if outcome.tokens + estimate > allowance.tokens:
+            left = allowance.tokens - outcome.tokens
+            raise BudgetSpent(f"~{estimate} tokens needed, {left} left")
+        outcome.calls += 1
+        outcome.tokens += estimate
+        started = time.perf_counter()
+        try:
+            reply = self.model.invoke(list(messages), **self._request_options(role, mode, choices))
+        finally:
+            outcome.seconds += time.perf_counter() - started
+        if not isinstance(reply, AIMessage):
+            raise TypeError(f"expected an AIMessage, got {type(reply).__name__}")
+        usage = reply.usage_metadata
+        if usage:
+            outcome.tokens += int(usage["total_tokens"]) - estimate
+            if usage["input_tokens"]:
+                _chars_per_token[self.model_key] = min(density, chars / usage["input_tokens"])
+        return reply

@@ -237,7 +237,10 @@ def control(
     ranked: Sequence[Evidence],
     allowance: Allowance,
 ) -> tuple[tuple[Decision, str, Plan | None] | None, Usage]:
-    """The controller's (decision, reason, proposed plan); anchors limited to the pool."""
+    """The controller's (decision, reason, proposed plan), anchors as proposed.
+
+    ``plan_recollection`` keeps the anchors that are in the pool, and traces how many were.
+    """
     usage = Usage()
     outcome = caller(controller.ROLE, controller.render(query, cues, ranked), allowance)
     usage.add(outcome)
@@ -246,9 +249,8 @@ def control(
         return None, usage
     if reply.decision == "stop":
         return ("stop", reply.reason, None), usage
-    shown = {item.memory.id for item in ranked}
     plan = Plan(
-        anchors=[a for a in dict.fromkeys(reply.anchors) if a in shown][:3],
+        anchors=list(dict.fromkeys(reply.anchors)),
         target=reply.target,
         target_people=reply.target_people,
         target_places=reply.target_places,

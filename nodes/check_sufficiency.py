@@ -22,8 +22,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     """Stop, expand or refine; budgets turn an expand/refine wish into a stop.
 
     Decision questions are refined counterfactually first.  Otherwise the LLM controller
-    decides (with a proposed plan) when a model is configured, the offline coverage check
-    when not, or when the controller's reply stays invalid.
+    decides (with a proposed plan) when a model is configured and another round may run, the
+    offline coverage check when not, or when the controller's reply stays invalid.
     """
     context = resolve_context(runtime.context)
     config = context.recall_config()
@@ -38,8 +38,9 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     decision, reason, stop_reason = verdict.decision, verdict.reason, ""
     proposed, usage = None, Usage()
     details: dict[str, Any] = {"missing": verdict.missing, "limits": limits}
-    caller = context.caller("routing")
-    if caller is not None and decision != "refine":
+    can_expand = config.expansion and state.rounds < limits["rounds"]
+    caller = context.caller("routing") if can_expand and decision != "refine" else None
+    if caller is not None:
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
         controlled, usage = control(caller, state.query, state.cues, ranked, allowance)
         if controlled is not None:

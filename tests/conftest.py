@@ -1,4 +1,4 @@
-"""Shared fixtures: no network beyond loopback, offline model settings, temp stores."""
+"""Shared fixtures: no network beyond loopback for the whole session, temp stores, servers."""
 
 from __future__ import annotations
 
@@ -16,10 +16,19 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("LANGSMITH_TRACING", "false")
+# The product sets the first three itself (tests/unit/test_network_guard.py checks it), so
+# the suite starts without them, as a user's shell would; the rest name a developer's own
+# model, server or tracing, which tests never use unless they say so.
+_UNSET = (
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "ANONYMIZED_TELEMETRY",
+    "RIPPLEGRAPH_MODEL",
+    "OPENAI_BASE_URL",
+    "RIPPLEGRAPH_CHROMA_URL",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
+)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -41,26 +50,28 @@ def _check(address: Any) -> None:
         raise NetworkAccessError(f"network access to {address!r} is not allowed in tests")
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any socket connection outside loopback (Unix sockets are fine).
+def guarded_connect(self: socket.socket, address: Any) -> None:
+    """``socket.connect`` that refuses any host but loopback."""
+    _check(address)
+    return _real_connect(self, address)
 
-    A model or server configured in the developer's environment is ignored too: tests name
-    theirs explicitly.
+
+def guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    """``socket.connect_ex`` that refuses any host but loopback."""
+    _check(address)
+    return _real_connect_ex(self, address)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Guard the network for the whole session, before any fixture of any scope runs.
+
+    Module- and session-scoped fixtures load MiniLM and ingest histories; a function-scoped
+    guard would come too late for them.  Unix sockets are fine.
     """
-    for variable in ("RIPPLEGRAPH_MODEL", "OPENAI_BASE_URL", "RIPPLEGRAPH_CHROMA_URL"):
-        monkeypatch.delenv(variable, raising=False)
-
-    def guarded_connect(self: socket.socket, address: Any) -> None:
-        _check(address)
-        return _real_connect(self, address)
-
-    def guarded_connect_ex(self: socket.socket, address: Any) -> int:
-        _check(address)
-        return _real_connect_ex(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    for variable in _UNSET:
+        os.environ.pop(variable, None)
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
 
 
 @pytest.fixture

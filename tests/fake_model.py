@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -17,8 +17,9 @@ from pydantic import Field
 class ScriptedChatModel(BaseChatModel):
     """Returns the scripted messages in order, and records what it was shown."""
 
-    script: list[AIMessage]
+    script: list[BaseMessage]
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    options: list[dict[str, Any]] = Field(default_factory=list)  # each call's request options
 
     @property
     def _llm_type(self) -> str:
@@ -32,6 +33,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.seen.append(list(messages))
+        self.options.append(kwargs)
         reply = self.script[min(len(self.seen) - 1, len(self.script) - 1)]
         return ChatResult(generations=[ChatGeneration(message=reply)])
 

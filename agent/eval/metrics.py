@@ -30,10 +30,9 @@ def percentiles(milliseconds: Sequence[float]) -> dict[str, float]:
     """Median and 95th percentile, rounded to 0.1 ms."""
     if not milliseconds:
         return {"p50": 0.0, "p95": 0.0}
-    values = np.asarray(milliseconds, dtype=np.float64)
     return {
-        "p50": round(float(np.percentile(values, 50)), 1),
-        "p95": round(float(np.percentile(values, 95)), 1),
+        "p50": round(float(np.percentile(milliseconds, 50)), 1),
+        "p95": round(float(np.percentile(milliseconds, 95)), 1),
     }
 
 

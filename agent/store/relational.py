@@ -100,6 +100,53 @@ CREATE INDEX IF NOT EXISTS cluster_members_by_cluster ON cluster_members (namesp
 REVERSE_TYPE = {"causal": "caused_by", "caused_by": "causal"}
 
 
+# The kinds of broken reference ``check`` counts by deleting: the table holding the broken
+# row and the condition that finds it.  ``repair_references`` deletes those rows.
+_MISSING_UNIT = "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = {table}.unit_id)"
+_BROKEN: dict[str, tuple[str, str]] = {
+    "edges to missing units": (
+        "edges",
+        "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = edges.src) "
+        "OR NOT EXISTS (SELECT 1 FROM units u WHERE u.id = edges.dst)",
+    ),
+    "edges across namespaces": (
+        "edges",
+        "EXISTS (SELECT 1 FROM units u WHERE u.id IN (edges.src, edges.dst) "
+        "AND u.namespace != edges.namespace)",
+    ),
+    "edges stored one way only": (
+        "edges",
+        "NOT EXISTS (SELECT 1 FROM edges r WHERE r.src = edges.dst AND r.dst = edges.src "
+        "AND r.type = CASE edges.type WHEN 'causal' THEN 'caused_by' "
+        "WHEN 'caused_by' THEN 'causal' ELSE edges.type END)",
+    ),
+    "cue entries of missing units": (
+        "cues",
+        "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = cues.unit_id "
+        "AND u.namespace = cues.namespace)",
+    ),
+    **{
+        f"{label} of missing units": (table, _MISSING_UNIT.format(table=table))
+        for label, table in (
+            ("pending links", "pending_links"),
+            ("pending roots", "pending_roots"),
+            ("cluster members", "cluster_members"),
+        )
+    },
+    "root units citing missing units": (
+        "root_units",
+        "EXISTS (SELECT 1 FROM json_each(root_units.evidence) j WHERE NOT EXISTS "
+        "(SELECT 1 FROM units u WHERE u.id = j.value AND u.namespace = root_units.namespace))",
+    ),
+    "root units without evidence": ("root_units", "json_array_length(evidence) = 0"),
+}
+# Counted too, but repaired by registering the namespace: the units themselves are sound.
+_UNREGISTERED = (
+    "units of unregistered namespaces",
+    "SELECT COUNT(*) FROM units WHERE NOT EXISTS "
+    "(SELECT 1 FROM namespaces n WHERE n.namespace = units.namespace)",
+)
+
 _UNIT_CACHE_LIMIT = 200_000
 
 
@@ -648,8 +695,13 @@ class RelationalStore:
     # --- consistency -----------------------------------------------------------------------
 
     def namespaces(self) -> list[str]:
-        """Every namespace that ever held a unit (a dropped one stays with no units)."""
-        return [str(r[0]) for r in self._rows("SELECT namespace FROM namespaces ORDER BY 1")]
+        """Every namespace that ever held a unit (a dropped one stays with no units).
+
+        Units of a namespace missing from the registry (a damaged store) count too, so that
+        ``check --repair`` never takes their vectors for a stray collection.
+        """
+        rows = self._rows("SELECT namespace FROM namespaces UNION SELECT namespace FROM units")
+        return sorted(str(r[0]) for r in rows)
 
     def unit_ids(self, namespace: str) -> set[str]:
         """Ids of every unit in the namespace."""
@@ -658,43 +710,24 @@ class RelationalStore:
 
     def dangling(self) -> dict[str, int]:
         """Counts of every kind of broken reference; all zero in a consistent store."""
-        checks = {
-            "edges to missing units": "SELECT COUNT(*) FROM edges e WHERE NOT EXISTS "
-            "(SELECT 1 FROM units u WHERE u.id = e.src) OR NOT EXISTS "
-            "(SELECT 1 FROM units u WHERE u.id = e.dst)",
-            "edges across namespaces": "SELECT COUNT(*) FROM edges e JOIN units a ON a.id = e.src "
-            "JOIN units b ON b.id = e.dst WHERE a.namespace != e.namespace "
-            "OR b.namespace != e.namespace",
-            "edges stored one way only": "SELECT COUNT(*) FROM edges e WHERE NOT EXISTS "
-            "(SELECT 1 FROM edges r WHERE r.src = e.dst AND r.dst = e.src AND r.type = "
-            "CASE e.type WHEN 'causal' THEN 'caused_by' WHEN 'caused_by' THEN 'causal' "
-            "ELSE e.type END)",
-            "cue entries of missing units": "SELECT COUNT(*) FROM cues c WHERE NOT EXISTS "
-            "(SELECT 1 FROM units u WHERE u.id = c.unit_id AND u.namespace = c.namespace)",
-            "pending links of missing units": "SELECT COUNT(*) FROM pending_links p WHERE "
-            "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = p.unit_id)",
-            "root evidence of missing units": "SELECT COUNT(*) FROM root_units r, "
-            "json_each(r.evidence) j WHERE NOT EXISTS (SELECT 1 FROM units u "
-            "WHERE u.id = j.value AND u.namespace = r.namespace)",
-            "root units without evidence": "SELECT COUNT(*) FROM root_units "
-            "WHERE json_array_length(evidence) = 0",
-            "units of unregistered namespaces": "SELECT COUNT(*) FROM units u WHERE NOT EXISTS "
-            "(SELECT 1 FROM namespaces n WHERE n.namespace = u.namespace)",
+        counts = {
+            name: int(self._rows(f"SELECT COUNT(*) FROM {table} WHERE {condition}")[0][0])
+            for name, (table, condition) in _BROKEN.items()
         }
-        return {name: int(self._rows(sql)[0][0]) for name, sql in checks.items()}
+        name, sql = _UNREGISTERED
+        return {**counts, name: int(self._rows(sql)[0][0])}
 
     def repair_references(self) -> None:
-        """Delete rows that reference missing units (what ``dangling`` counts)."""
+        """Remove what ``dangling`` counts, in one transaction; every generation moves on.
+
+        Rows that reference missing units (or cross namespaces, or have lost their reverse
+        edge) are deleted; forgotten evidence leaves root units as forgetting does; units of
+        an unregistered namespace get their namespace registered, never deleted.
+        """
         with self.transaction() as db:
             db.execute(
-                "DELETE FROM edges WHERE src NOT IN (SELECT id FROM units) "
-                "OR dst NOT IN (SELECT id FROM units)"
+                "INSERT OR IGNORE INTO namespaces (namespace) SELECT DISTINCT namespace FROM units"
             )
-            db.execute(
-                "DELETE FROM cues WHERE NOT EXISTS (SELECT 1 FROM units u "
-                "WHERE u.id = cues.unit_id AND u.namespace = cues.namespace)"
-            )
-            db.execute("DELETE FROM pending_links WHERE unit_id NOT IN (SELECT id FROM units)")
             for namespace in [str(r[0]) for r in db.execute("SELECT namespace FROM namespaces")]:
                 existing = {
                     str(r[0])
@@ -708,6 +741,9 @@ class RelationalStore:
                     for e in json.loads(str(ev))
                 }
                 self._drop_root_evidence(db, namespace, evidence - existing)
+            for table, condition in _BROKEN.values():
+                db.execute(f"DELETE FROM {table} WHERE {condition}")
+            db.execute("UPDATE namespaces SET generation = generation + 1")
 
     # --- root units, clusters --------------------------------------------------------------
 

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agent.cli import app
 from agent.context import Context
 from agent.graph import ingest_graph
 from agent.state import IngestInput, IngestOutput
@@ -49,3 +53,14 @@ def demo_store(demo_context: Context) -> MemoryStore:
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
+
+
+def check_report(context: Context, *options: str, exit_code: int = 0) -> dict[str, Any]:
+    """``ripplegraph check --json`` on the context's store; its exit status must be as given."""
+    args = ["check", "--json", *options, "--store", context.store_dir]
+    if context.chroma_url:
+        args += ["--chroma-url", context.chroma_url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == exit_code, result.output
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report

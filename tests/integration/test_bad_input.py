@@ -10,11 +10,12 @@ from langchain_core.messages import HumanMessage
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from agent.checkpointing import memory_saver
 from agent.cli import app
 from agent.context import Context
-from agent.graph import chat_graph, recall_graph
-from agent.memory import Session, Turn
-from agent.state import RecallInput, RecallOutput
+from agent.graph import build_chat_graph, recall_graph
+from agent.memory import MAX_TURN_CHARS, Session, Turn
+from agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
 from agent.store import MemoryStore
 from tests.integration.conftest import BACKENDS, backend_context, ingest
 from tests.tenants import secret, tenant_sessions
@@ -137,8 +138,16 @@ def test_a_1mb_chat_message_is_clamped_not_fatal(fresh_context: Context) -> None
     context = Context(
         store_dir=fresh_context.store_dir, chroma_url=fresh_context.chroma_url, namespace="alice"
     )
-    result = chat_graph.invoke({"messages": [HumanMessage(huge)]}, context=context)
+    graph = build_chat_graph().compile(checkpointer=memory_saver())
+    thread = {"configurable": {"thread_id": "huge"}}
+    graph.invoke({"messages": [HumanMessage(huge)]}, thread, context=context)  # type: ignore[arg-type]
+    result = graph.get_state(thread).values  # type: ignore[arg-type]
     assert result["messages"][-1].content
+    notes = {e.node: e.reason for e in map(TraceEvent.model_validate, result["trace"])}
+    asked = f"(first {MAX_QUERY_CHARS:,} of {len(huge.strip()):,} characters)"
+    assert asked in notes["prepare_query"]
+    kept = f"(its first {MAX_TURN_CHARS:,} of {len(huge):,} characters)"
+    assert kept in notes["prepare_memories"]
     stored = [
         u
         for u in fresh_context.store().all_units("alice")

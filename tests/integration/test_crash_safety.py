@@ -14,12 +14,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agent.cli import app, ingest_sessions
+from agent.cli import ingest_sessions
 from agent.context import Context
 from agent.ingest_files import load_sessions
-from tests.integration.conftest import BACKENDS, backend_context
+from tests.integration.conftest import BACKENDS, backend_context, check_report
 
 pytestmark = pytest.mark.integration
 _TOPICS = ["climbing", "the garden", "a job interview", "the band", "a trip to Rome", "taxes"]
@@ -95,16 +94,6 @@ def kill_when(process: subprocess.Popen[bytes], database: Path, condition: Condi
     process.wait(timeout=30)
 
 
-def check_report(context: Context) -> dict[str, object]:
-    args = ["check", "--json", "--store", context.store_dir]
-    if context.chroma_url:
-        args += ["--chroma-url", context.chroma_url]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    report: dict[str, object] = json.loads(result.stdout)
-    return report
-
-
 @pytest.fixture(params=BACKENDS)
 def crash_context(request: pytest.FixtureRequest, tmp_path: Path) -> Context:
     return backend_context(request, tmp_path / "store")
@@ -140,8 +129,8 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
     assert store.count_edges("ana")["semantic"] > 0
 
 
-def test_two_writers_on_one_store_both_succeed(tmp_path: Path) -> None:
-    context = Context(store_dir=str(tmp_path / "store"))
+def test_two_writers_on_one_store_both_succeed(crash_context: Context, tmp_path: Path) -> None:
+    context = crash_context
     first = write_history(tmp_path / "first.json", range(0, 24))
     second = write_history(tmp_path / "second.json", range(12, 36))
     log = tmp_path / "writers.log"

@@ -115,6 +115,12 @@ def event(state: dict[str, Any], node: str) -> TraceEvent:
     return next(e for e in state["trace"] if e.node == node)
 
 
+def event_after(state: dict[str, Any], node: str) -> TraceEvent:
+    """The trace event right after ``node``'s."""
+    nodes = [e.node for e in state["trace"]]
+    return state["trace"][nodes.index(node) + 1]
+
+
 def recall_calls(server: ScriptedOpenAI) -> int:
     return sum(server.calls(r) for r in ("controller", "root_router", "counterfactual", "answer"))
 
@@ -222,6 +228,55 @@ def test_an_injected_memory_cannot_steer_the_model(
     assert all("quoted data" in r.system for r in server.requests)
     assert {e.memory.namespace for e in state["evidence"]} == {state["namespace"]}
     assert state["budget"].llm_calls <= 6
+
+
+def test_a_model_plan_drives_expansion_past_the_first_hop(
+    demo_store: str, serve: Callable[..., ScriptedOpenAI]
+) -> None:
+    """The first hop misses what Harbor Grill is; the controller's plan finds it.
+
+    The plan names two anchors: the memory it wants (not in the pool, so not an anchor) and
+    Sam's recommendation (in the pool).  The plan keeps the valid one, and expansion walks
+    from it to the memory the first hop missed.
+    """
+    units = Context(store_dir=demo_store).store().all_units(DEMO_NAMESPACE)
+    wanted = next(u.id for u in units if "seafood place down by the docks" in u.text)
+    asked: list[list[str]] = []
+
+    def script(request: Request) -> Reply:
+        if request.role != "controller":
+            return well_behaved(request)
+        shown = dict(_MEMORY.findall(request.user))
+        asked.append(list(shown))
+        if wanted in shown:
+            return Reply(json.dumps({"decision": "stop", "reason": "Harbor Grill is known"}))
+        recommended = next(mid for mid, text in shown.items() if "recommended" in text)
+        plan = {
+            "decision": "continue",
+            "anchors": [wanted, recommended],
+            "target": "what kind of restaurant Harbor Grill is and what it serves",
+            "target_people": ["Sam"],
+            "reason": "the kind of restaurant is missing",
+        }
+        return Reply(json.dumps(plan))
+
+    question = "What should we give Maya for her birthday?"
+    state = chat(
+        demo_store, serve(script), question, recall_recipe="no_counterfactual", evidence_k=48
+    )
+    assert len(asked) == 1 and wanted not in asked[0]  # no second call: no round is left
+    planned = event(state, "plan_recollection")
+    assert planned.decision == "LLM plan, 1 of 2 anchors valid"
+    recommended = next(m for m in asked[0] if m != wanted and m in planned.details["anchors"])
+    assert planned.details["anchors"] == [recommended]
+    assert planned.details["target"].startswith("what kind of restaurant")
+    expanded = event(state, "expand_locally")
+    assert wanted in expanded.added and expanded.details["paths"][wanted][0] == recommended
+    reached = next(e for e in state["evidence"] if e.memory.id == wanted)
+    assert [(s.channel, s.path[0]) for s in reached.sources] == [("expansion", recommended)]
+    assert state["stop_reason"] == "budget exhausted: 1 recollection rounds"
+    final_check = event_after(state, "expand_locally")
+    assert final_check.node == "check_sufficiency" and "llm" not in final_check.details
 
 
 def test_cost_per_query(demo_store: str, serve: Callable[..., ScriptedOpenAI]) -> None:

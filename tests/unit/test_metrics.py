@@ -23,6 +23,7 @@ def test_recall_counts_only_gold_within_the_cut_off() -> None:
 def test_all_needs_every_gold_item_within_the_cut_off() -> None:
     assert all_at(RANKED, ["a", "d"], 3) == 0.0
     assert all_at(RANKED, ["a", "d"], 4) == 1.0
+    assert all_at(RANKED, ["a", "b"], 2) == 1.0  # the top K is exactly the gold set
     assert all_at(RANKED, ["a", "z"], 6) == 0.0
     assert all_at(RANKED, [], 6) == 0.0
 
@@ -45,4 +46,6 @@ def test_summaries() -> None:
     assert mean([1.0, 0.0, 0.0]) == pytest.approx(0.3333)
     assert mean([]) == 0.0
     assert percentiles([10.0, 20.0, 30.0, 40.0]) == {"p50": 25.0, "p95": 38.5}
+    assert percentiles([1.04, 2.0, 2.26]) == {"p50": 2.0, "p95": 2.2}  # 0.1 ms, as reported
+    assert percentiles([1.0, 2.11, 3.0]) == {"p50": 2.1, "p95": 2.9}
     assert percentiles([]) == {"p50": 0.0, "p95": 0.0}

@@ -16,6 +16,7 @@ from prompts import (
     controller,
     counterfactual,
     extraction,
+    judge,
     root_consolidation,
     root_router,
 )
@@ -40,6 +41,30 @@ REALISTIC = {
     answer: '{"answer": "Better not: Maya is allergic to seafood.", "cited_ids": ["m_1"], '
     '"supported": true}',
     choice: '{"choice": "C", "reason": "the income dropped to zero"}',
+    judge: '{"correct": true, "reason": "both say 7 May 2023"}',
+}
+# What each realistic reply must parse into (the fields the graph reads).
+PARSED = {
+    extraction: lambda r: (r.events[0].people, r.events[0].turn_ids, str(r.events[0].time_start)),
+    controller: lambda r: (r.decision, r.anchors, r.target, r.target_people),
+    root_router: lambda r: (r.active, r.reason),
+    root_consolidation: lambda r: (r.operations[0].op, r.operations[0].evidence_ids),
+    counterfactual: lambda r: r.risks,
+    causal: lambda r: [(p.cause_id, p.effect_id) for p in r.pairs],
+    answer: lambda r: (r.answer, r.cited_ids, r.supported),
+    choice: lambda r: (r.choice, r.reason),
+    judge: lambda r: (r.correct, r.reason),
+}
+EXPECTED = {
+    extraction: (["Maya"], ["s2:3"], "2024-04-21 00:00:00"),
+    controller: ("continue", ["m_1", "m_2"], "Maya's food allergy", ["Maya"]),
+    root_router: (["root_ab12"], "the dinner involves Maya"),
+    root_consolidation: ("create", ["m_1"]),
+    counterfactual: ["Maya could react to seafood at Harbor Grill."],
+    causal: [("m_1", "m_2")],
+    answer: ("Better not: Maya is allergic to seafood.", ["m_1"], True),
+    choice: ("C", "the income dropped to zero"),
+    judge: (True, "both say 7 May 2023"),
 }
 MALFORMED = {
     extraction: '{"events": [{"restatement": "x", "turn_ids": []}]}',
@@ -51,6 +76,7 @@ MALFORMED = {
     causal: '{"pairs": [{"cause_id": "m_1", "effect_id": "m_1"}]}',
     answer: '{"answer": "", "cited_ids": []}',
     choice: '{"choice": "E", "reason": "none fits"}',
+    judge: '{"correct": "maybe", "reason": ""}',
 }
 
 
@@ -58,11 +84,7 @@ MALFORMED = {
 def test_schema_parses_a_realistic_reply(module: object) -> None:
     role = module.ROLE  # type: ignore[attr-defined]
     parsed = parse_reply(role.schema, REALISTIC[module])  # type: ignore[index]
-    assert parsed.model_dump()
-    assert role.name in {
-        "extraction", "controller", "root_router", "root_consolidation", "counterfactual",
-        "causal", "answer", "choice",
-    }  # fmt: skip
+    assert PARSED[module](parsed) == EXPECTED[module]  # type: ignore[index]
 
 
 @pytest.mark.parametrize("module", list(MALFORMED), ids=lambda m: m.ROLE.name)

@@ -36,6 +36,12 @@ def test_each_spent_budget_ends_in_assembly(decision: Decision, spent: dict[str,
     assert route(decision, **spent) == "assemble_evidence"
 
 
+def test_a_budget_spent_exactly_to_its_limit_still_allows_the_offline_loop() -> None:
+    """Expansion and refinement need no call of their own; only an overrun ends them."""
+    assert route("expand", llm_calls=6, tokens=16_000) == "plan_recollection"
+    assert route("refine", llm_calls=6, tokens=16_000) == "refine_counterfactually"
+
+
 def test_limits_come_from_the_context_clamped() -> None:
     three_rounds = Context(store_dir="unused", max_rounds=3)
     assert route("expand", three_rounds, rounds=2) == "plan_recollection"

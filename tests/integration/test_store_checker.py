@@ -1,0 +1,100 @@
+"""`check` finds every kind of damage it names, and `check --repair` removes it, losing nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.context import Context
+from tests.integration.conftest import check_report, ingest
+from tests.tenants import tenant_sessions
+
+pytestmark = pytest.mark.integration
+
+
+def break_store(context: Context) -> dict[str, Any]:
+    """Damage a store of two namespaces in every way ``check`` knows; returns what was hit."""
+    store = context.store()
+    alice, bob = store.all_units("alice"), store.all_units("bob")
+    unvectored, cited = alice[0].id, alice[1].id
+    kept_edge = store.neighbours("alice", [alice[2].id], ["semantic", "structural"])[0]
+    store.vectors.delete("alice", [unvectored])
+    orphan = store.embedder.documents(["orphan"])
+    store.vectors.upsert("alice", ["m_orphan"], orphan, ["orphan"])
+    store.vectors.upsert("carol", ["m_carol"], orphan, ["orphan"])  # a namespace with no unit
+    with sqlite3.connect(Path(context.store_dir) / "graph.sqlite") as db:
+        edge = "INSERT INTO edges (namespace, src, dst, type, weight) VALUES (?, ?, ?, ?, 1.0)"
+        db.execute(edge, ("alice", alice[3].id, "m_gone", "semantic"))
+        db.execute(edge, ("alice", alice[3].id, bob[0].id, "semantic"))
+        db.execute(edge, ("alice", bob[0].id, alice[3].id, "semantic"))
+        db.execute(
+            "DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?",
+            (kept_edge.dst, kept_edge.src, kept_edge.type),
+        )
+        db.execute("INSERT INTO cues VALUES ('alice', 'person', 'ghost', 'm_gone')")
+        for table in ("pending_links", "pending_roots"):
+            db.execute(f"INSERT INTO {table} (unit_id, namespace) VALUES ('m_gone', 'alice')")
+        db.execute("INSERT INTO cluster_members VALUES ('m_gone', 'alice', 0)")
+        root = "INSERT INTO root_units (namespace, id, person, topic, rule, evidence) VALUES "
+        evidence = json.dumps([cited, "m_gone"])
+        db.execute(root + "('alice', 'r1', 'Maya', 'diet', 'no nuts', ?)", (evidence,))
+        db.execute(root + "('alice', 'r2', 'Tom', 'work', 'none', '[]')")
+        db.execute("DELETE FROM namespaces WHERE namespace = 'bob'")
+    return {"unvectored": unvectored, "cited": cited, "edge": kept_edge, "bob": len(bob)}
+
+
+def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Context) -> None:
+    ingest(fresh_context, "alice", tenant_sessions(0))
+    ingest(fresh_context, "bob", tenant_sessions(1))
+    store = fresh_context.store()
+    edges_before = store.count_edges("alice")
+    hit = break_store(fresh_context)
+
+    found = check_report(fresh_context, exit_code=1)
+    assert not found["consistent"] and not found["repaired"] and not found["consistent_now"]
+    assert (found["units"], found["namespaces"]) == (12 + hit["bob"], 2)
+    assert found["problems"] == {
+        "edges to missing units": 1,
+        "edges across namespaces": 2,
+        "edges stored one way only": 2,  # the one whose reverse was deleted, the one to m_gone
+        "cue entries of missing units": 1,
+        "pending links of missing units": 1,
+        "pending roots of missing units": 1,
+        "cluster members of missing units": 1,
+        "root units citing missing units": 1,
+        "root units without evidence": 1,
+        "units of unregistered namespaces": hit["bob"],
+        "units without a vector": 1,
+    }
+    assert found["leftovers"] == {
+        "vectors without a unit": 1,
+        "collections of unknown namespaces": 1,  # carol's; bob's units keep bob's known
+    }
+
+    repaired = check_report(fresh_context, "--repair")
+    assert repaired["problems"] == found["problems"] and repaired["repaired"]
+    assert repaired["consistent_now"]
+    after = check_report(fresh_context)
+    assert after["consistent"] and not any(after["problems"].values())
+    assert not any(after["leftovers"].values())
+
+    store = fresh_context.store()
+    assert store.count_units("alice") == 12 and store.count_units("bob") == hit["bob"]
+    assert hit["unvectored"] in store.vectors.ids("alice")
+    assert "m_orphan" not in store.vectors.ids("alice")
+    assert sorted(store.vectors.namespaces()) == ["alice", "bob"]
+    unvectored = store.get("alice", [hit["unvectored"]])[hit["unvectored"]]
+    assert hit["unvectored"] in {m for m, _ in store.search_semantic("alice", unvectored.text, 3)}
+    roots = store.relational.root_units("alice")
+    assert [(r["id"], r["evidence_ids"], r["stale"]) for r in roots] == [
+        ("r1", [hit["cited"]], True)
+    ]
+    edge = hit["edge"]
+    assert store.count_edges("alice")[edge.type] == edges_before[edge.type] - 1
+    assert store.neighbours("alice", [edge.src], [edge.type]) == [
+        e for e in store.neighbours("alice", [edge.src], [edge.type]) if e.dst != edge.dst
+    ]

@@ -1,0 +1,66 @@
+"""The offline sufficiency check: coverage of the query's cues and terms in the top evidence."""
+
+from __future__ import annotations
+
+from agent.memory import MemoryUnit, Provenance
+from agent.policies.sufficiency import COVERAGE_WINDOW, OfflineSufficiency, missing_support
+from agent.state import Evidence, QueryCues
+
+
+def item(
+    text: str, session: str = "s1", people: tuple[str, ...] = (), places: tuple[str, ...] = ()
+) -> Evidence:
+    memory = MemoryUnit(
+        id=f"m{abs(hash((text, session)))}",
+        namespace="ns",
+        text=text,
+        people=list(people),
+        places=list(places),
+        provenance=Provenance(session_id=session),
+    )
+    return Evidence(memory=memory)
+
+
+FILLER = [item(f"nothing relevant number {i}") for i in range(COVERAGE_WINDOW)]
+
+
+def test_every_cue_and_term_must_be_in_the_top_evidence() -> None:
+    cues = QueryCues(people=["Maya "], places=["Harbor Grill"], terms=["allergy", "dinner"])
+    ranked = [item("We had dinner there", people=("Maya",), places=("Harbor  Grill",))]
+    assert missing_support(cues, ranked) == ["allergy"]
+    assert missing_support(cues, [*ranked, item("her allergy")]) == []
+
+
+def test_only_the_coverage_window_counts() -> None:
+    cues = QueryCues(terms=["allergy"])
+    assert COVERAGE_WINDOW == 10
+    assert missing_support(cues, [*FILLER[:9], item("an allergy")]) == []
+    assert missing_support(cues, [*FILLER, item("an allergy")]) == ["allergy"]
+
+
+def test_a_multi_part_question_needs_support_from_two_sessions() -> None:
+    cues = QueryCues(terms=["mug", "book"], multi_part=True)
+    one_session = [item("bought mugs"), item("bought a book")]
+    assert missing_support(cues, one_session) == ["support from another session"]
+    two = [item("bought mugs"), item("bought a book", session="s2")]
+    assert missing_support(cues, two) == []
+    unrelated_second = [item("bought mugs"), item("a book"), item("rain", session="s2")]
+    assert missing_support(cues, unrelated_second) == ["support from another session"]
+
+
+def test_decisions() -> None:
+    policy = OfflineSufficiency()
+    advice = QueryCues(terms=["dinner"], decision=True)
+    covered = [item("a dinner")]
+    first = policy.decide(advice, covered, refined=False, can_refine=True)
+    assert (first.decision, first.missing) == ("refine", [])
+    assert first.reason == "advice/plan question: look for constraints first"
+    for refined, can_refine in ((True, True), (False, False)):
+        verdict = policy.decide(advice, covered, refined=refined, can_refine=can_refine)
+        assert verdict.decision == "stop" and verdict.missing == []
+    gap = QueryCues(terms=["dinner", "allergy", "seafood"])
+    expand = policy.decide(gap, covered, refined=False, can_refine=True)
+    assert expand.decision == "expand" and expand.missing == ["allergy", "seafood"]
+    assert expand.reason == "not covered: allergy, seafood"
+    stop = policy.decide(QueryCues(terms=["dinner"]), covered, refined=False, can_refine=True)
+    assert stop.reason == "every query cue and term is covered by the evidence"
