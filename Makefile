@@ -49,8 +49,8 @@ clean:
 # on, whole, and the LLM call path's budget and reply limits and the store's checker, by
 # function.  Which tests judge them: [tool.mutmut] in pyproject.toml.
 MUTANTS := 'agent.eval.metrics.*' 'agent.policies.assembly.*' 'agent.policies.sufficiency.*' \
-	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' 'agent.llm.x__usage__*' \
-	'agent.llm.xǁAllowanceǁ*' 'agent.llm.xǁRoleCallerǁ_attempts__*' \
+	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' \
+	'agent.llm.xǁAllowanceǁ*' 'agent.llm.xǁRoleCallerǁ_attempts__*' 'agent.llm.xǁRoleCallerǁ_attempt__*' \
 	'agent.llm.xǁRoleCallerǁ_request_options__*' 'agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
 	'agent.store.relational.xǁRelationalStoreǁdangling__*' \
 	'agent.store.relational.xǁRelationalStoreǁrepair_references__*' \

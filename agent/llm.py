@@ -32,8 +32,9 @@ import logging
 import math
 import re
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Literal, NamedTuple, TypeVar, cast
 
 import httpx
@@ -312,7 +313,8 @@ class RoleCaller:
         while True:
             mode = self.mode()
             try:
-                reply = self._attempts(role, messages, allowance, outcome, mode, choices)
+                attempt = partial(self._attempt, role, messages, allowance, outcome, mode, choices)
+                reply = self._attempts(outcome, attempt)
             except openai.APIStatusError as error:
                 if (
                     self.structured_output != "auto"
@@ -353,15 +355,7 @@ class RoleCaller:
             options["extra_body"] = body
         return options
 
-    def _attempts(
-        self,
-        role: Role[S],
-        messages: Sequence[BaseMessage],
-        allowance: Allowance,
-        outcome: Outcome[S],
-        mode: OutputMode,
-        choices: Choices | None,
-    ) -> AIMessage:
+    def _attempts(self, outcome: Outcome[S], attempt: Callable[[], AIMessage]) -> AIMessage:
         """One reply, retrying transient errors with exponential backoff; each retry noted."""
 
         def note_retry(state: RetryCallState) -> None:
@@ -379,7 +373,7 @@ class RoleCaller:
             before_sleep=note_retry,
             reraise=True,
         )
-        return retrying(self._attempt, role, messages, allowance, outcome, mode, choices)
+        return retrying(attempt)
 
     def _attempt(
         self,
