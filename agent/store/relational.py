@@ -100,8 +100,8 @@ CREATE INDEX IF NOT EXISTS cluster_members_by_cluster ON cluster_members (namesp
 REVERSE_TYPE = {"causal": "caused_by", "caused_by": "causal"}
 
 
-# The kinds of broken reference ``check`` counts by deleting: the table holding the broken
-# row and the condition that finds it.  ``repair_references`` deletes those rows.
+# The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
+# holding the row and the condition that finds it.
 _MISSING_UNIT = "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = {table}.unit_id)"
 _BROKEN: dict[str, tuple[str, str]] = {
     "edges to missing units": (

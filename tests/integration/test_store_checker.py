@@ -44,6 +44,7 @@ def break_store(context: Context) -> dict[str, Any]:
         db.execute(root + "('alice', 'r1', 'Maya', 'diet', 'no nuts', ?)", (evidence,))
         db.execute(root + "('alice', 'r2', 'Tom', 'work', 'none', '[]')")
         db.execute("DELETE FROM namespaces WHERE namespace = 'bob'")
+        db.execute("INSERT INTO pending_links VALUES (?, 'alice')", (alice[4].id,))  # sound
     return {"unvectored": unvectored, "cited": cited, "edge": kept_edge, "bob": len(bob)}
 
 
@@ -54,7 +55,9 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Context) 
     edges_before = store.count_edges("alice")
     hit = break_store(fresh_context)
 
+    assert not store.check().repaired  # checking alone repairs nothing
     found = check_report(fresh_context, exit_code=1)
+    assert found["pending_links"] == {"alice": 1}
     assert not found["consistent"] and not found["repaired"] and not found["consistent_now"]
     assert (found["units"], found["namespaces"]) == (12 + hit["bob"], 2)
     assert found["problems"] == {
@@ -80,7 +83,7 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Context) 
     assert repaired["consistent_now"]
     after = check_report(fresh_context)
     assert after["consistent"] and not any(after["problems"].values())
-    assert not any(after["leftovers"].values())
+    assert not any(after["leftovers"].values()) and after["pending_links"] == {}
 
     store = fresh_context.store()
     assert store.count_units("alice") == 12 and store.count_units("bob") == hit["bob"]
@@ -95,6 +98,7 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Context) 
     ]
     edge = hit["edge"]
     assert store.count_edges("alice")[edge.type] == edges_before[edge.type] - 1
-    assert store.neighbours("alice", [edge.src], [edge.type]) == [
-        e for e in store.neighbours("alice", [edge.src], [edge.type]) if e.dst != edge.dst
-    ]
+    assert edge.dst not in {e.dst for e in store.neighbours("alice", [edge.src], [edge.type])}
+    store.drop_namespace("bob")
+    assert store.check().consistent
+    assert sorted(store.vectors.namespaces()) == ["alice"]  # checking creates no collection
