@@ -1,6 +1,6 @@
 """RippleGraph: long-term memory for LLM agents as an explicit LangGraph state machine."""
 
-from agent.context import Context
+from agent.context import Context, Deployed, Deployment
 from agent.graph import (
     build_chat_graph,
     build_ingest_graph,
@@ -15,6 +15,8 @@ from agent.tools import make_forget_tool, make_recall_tool
 
 __all__ = [
     "Context",
+    "Deployed",
+    "Deployment",
     "MemoryKind",
     "MemoryStore",
     "MemoryUnit",

@@ -18,8 +18,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agent import auth
 from agent.checkpointing import sqlite_saver
-from agent.context import Context, default_store_dir
+from agent.context import Deployed, Deployment, default_store_dir
 from agent.eval.commands import bench
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
 from agent.ingest_files import IngestFileError, load_sessions
@@ -38,6 +39,7 @@ from agent.state import (
     TraceEvent,
 )
 from agent.store import StoreError
+from agent.store.erasure import CHECKPOINTS
 from agent.trace_page import render_page, state_from
 
 app = typer.Typer(
@@ -46,6 +48,11 @@ app = typer.Typer(
 console = Console()
 errors = Console(stderr=True)
 app.add_typer(bench, name="bench")
+users = typer.Typer(
+    help="Users of a deployment served with authentication (langgraph.served.json).",
+    no_args_is_help=True,
+)
+app.add_typer(users, name="users")
 
 StoreOption = Annotated[
     Path | None,
@@ -80,6 +87,13 @@ BaseUrlOption = Annotated[
     ),
 ]
 NamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace to use.")]
+UsersFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--users-file",
+        help="Users file [default: $RIPPLEGRAPH_USERS, else users.json in the store].",
+    ),
+]
 HtmlOption = Annotated[
     Path | None,
     typer.Option(
@@ -96,15 +110,15 @@ def _context(
     model: str | None = None,
     base_url: str | None = None,
     **settings: Any,
-) -> Context:
-    """The run's Context from the common options."""
-    return Context(
+) -> Deployed:
+    """The deployment the common options name, bound to the run's choices."""
+    deployment = Deployment(
         store_dir=str(store or default_store_dir()),
         chroma_url=chroma_url or None,
         model=model or None,
         base_url=base_url or None,
-        **settings,
     )
+    return deployment.bind(**settings)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -112,12 +126,14 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def _known_namespace(context: Context, namespace: str) -> None:
+def _known_namespace(context: Deployed, namespace: str) -> None:
     """Refuse a namespace the store never held: a typo must not read as "no memories"."""
     known = context.store().relational.namespaces()
     if namespace not in known:
         listed = ", ".join(known[:20]) or "none yet"
-        raise _fail(f"unknown namespace {namespace!r} in {context.store_dir} (known: {listed})")
+        raise _fail(
+            f"unknown namespace {namespace!r} in {context.deployment.store_dir} (known: {listed})"
+        )
 
 
 def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
@@ -128,7 +144,7 @@ def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
 
 
 def ingest_sessions(
-    sessions: Sequence[Session], namespace: str, context: Context, *, show_progress: bool
+    sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
 ) -> dict[str, object]:
     """Run the ingest graph over ``sessions`` in batches; returns the summary.
 
@@ -141,7 +157,7 @@ def ingest_sessions(
     new_units = 0
     edges = {"semantic": 0, "structural": 0}
     total_turns = sum(len(s.turns) for s in sessions)
-    exclusive = nullcontext() if context.chroma_url else context.store().write_lock()
+    exclusive = nullcontext() if context.deployment.chroma_url else context.store().write_lock()
     with (
         exclusive,
         Progress(
@@ -202,7 +218,7 @@ def ingest(
     try:
         sessions = load_sessions(file)
         context = _context(store, chroma_url, model, base_url)
-        context.caller()  # a model that cannot be created fails here, before any write
+        context.deployment.caller()  # a model that cannot be created fails here, before any write
         summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     except (IngestFileError, StoreError, ValueError, ChatModelSetupError) as error:
         raise _fail(str(error)) from error
@@ -224,7 +240,7 @@ def ingest(
 
 
 def recall(
-    question: str, namespace: str, context: Context, graph: Any = recall_graph, thread: str = ""
+    question: str, namespace: str, context: Deployed, graph: Any = recall_graph, thread: str = ""
 ) -> RecallOutput:
     """Run the recall graph once (on a thread when the graph has a checkpointer)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread}} if thread else {}
@@ -234,9 +250,9 @@ def recall(
     return RecallOutput.model_validate(raw)
 
 
-def answer_text(question: str, result: RecallOutput, context: Context) -> str:
+def answer_text(question: str, result: RecallOutput, context: Deployed) -> str:
     """The answer role's reply when a model is configured and budget is left, else extractive."""
-    caller = context.caller()
+    caller = context.deployment.caller()
     if caller is not None:
         spent = result.budget
         allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
@@ -253,7 +269,7 @@ def answer_text(question: str, result: RecallOutput, context: Context) -> str:
 @contextmanager
 def checkpointed_recall(store_dir: Path) -> Iterator[Any]:
     """The recall graph with the CLI's SQLite checkpointer (``checkpoints.sqlite`` in the store)."""
-    with sqlite_saver(store_dir / "checkpoints.sqlite") as saver:
+    with sqlite_saver(store_dir / CHECKPOINTS) as saver:
         yield build_recall_graph().compile(checkpointer=saver, name="recall")
 
 
@@ -338,11 +354,11 @@ def ask(
     context = _context(store, chroma_url, model, base_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
     try:
-        context.caller()
+        context.deployment.caller()
         _known_namespace(context, namespace)
         if context.store().count_units(namespace) == 0:
             errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
-        with checkpointed_recall(Path(context.store_dir)) as graph:
+        with checkpointed_recall(Path(context.deployment.store_dir)) as graph:
             config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
             if graph.get_state(config).values:
                 raise _fail(f"thread {thread_id!r} already holds a recall")
@@ -436,7 +452,9 @@ def seed_demo(
     context = _context(store, chroma_url, model, base_url)
     summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
     console.print(_summary_table(summary))
-    console.print(f"store: {context.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio")
+    console.print(
+        f"store: {context.deployment.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio"
+    )
 
 
 @app.command()
@@ -453,7 +471,7 @@ def demo(
     from studio import DEMO_NAMESPACE, demo_questions, demo_sessions
 
     with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:
-        context = Context(store_dir=str(store or Path(scratch) / "store"))
+        context = Deployment(store_dir=str(store or Path(scratch) / "store")).bind()
         summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
         console.print(_summary_table(summary))
         for question in demo_questions():
@@ -479,7 +497,7 @@ def calibrate(
     if memory.count_units(namespace) < 2:
         raise _fail(f"namespace {namespace!r} has fewer than two memories")
     profile = similarity_profile(memory, namespace)
-    table = Table(title=f"cosine similarity in {namespace} ({context.embedding_model})")
+    table = Table(title=f"cosine similarity in {namespace} ({context.deployment.embedding_model})")
     table.add_column("distribution")
     table.add_column("quantile")
     table.add_column("cosine", justify="right")
@@ -487,7 +505,7 @@ def calibrate(
         for quantile, value in quantiles.items():
             table.add_row(name, quantile, f"{value:.3f}")
     console.print(table)
-    console.print(f"current semantic threshold: {context.semantic_threshold}")
+    console.print(f"current semantic threshold: {context.deployment.linking.semantic_threshold}")
 
 
 @app.command()
@@ -507,7 +525,12 @@ def forget(
     chroma_url: ChromaOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Forget memories everywhere: vectors, texts, BM25, cue index, edges, root evidence."""
+    """Forget memories everywhere, down to the bytes under the store.
+
+    Vectors, texts, BM25, cue index, edges and root evidence go, and so does every stored
+    recall thread that quoted them (purged whole); SQLite's free pages and write-ahead logs
+    are zeroed or truncated, a dropped namespace's index folder is deleted.
+    """
     context = _context(store, chroma_url)
     try:
         _known_namespace(context, namespace)
@@ -549,7 +572,7 @@ def check(
     consistent = report.consistent
     if repair:
         for namespace, pending in report.pending_links.items():
-            link_units(memory, namespace, pending, context.linking())
+            link_units(memory, namespace, pending, context.deployment.linking)
         consistent = memory.check().consistent
     if as_json:
         payload = {
@@ -564,7 +587,7 @@ def check(
         }
         typer.echo(json.dumps(payload))
     else:
-        table = Table(title=f"store {context.store_dir}", show_header=False)
+        table = Table(title=f"store {context.deployment.store_dir}", show_header=False)
         table.add_row("memory units", str(report.units))
         table.add_row("namespaces with memories", str(report.namespaces))
         for name, count in {**report.problems, **report.leftovers}.items():
@@ -583,3 +606,53 @@ def check(
 
 if __name__ == "__main__":
     app()
+
+
+def _users_path(users_file: Path | None, store: Path | None) -> Path:
+    if users_file is not None:
+        return users_file
+    return Path(store) / "users.json" if store is not None else auth.users_file()
+
+
+@users.command("add")
+def add_user(
+    identity: Annotated[str, typer.Argument(help="The user's identity (their namespace too).")],
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Their namespace [default: identity].")
+    ] = None,
+    users_file: UsersFileOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Add a user (or rotate their token) and print their bearer token, once."""
+    path = _users_path(users_file, store)
+    try:
+        token = auth.add_user(path, identity, namespace)
+    except ValueError as error:
+        raise _fail(str(error)) from error
+    errors.print(f"added {identity!r} to {path}; their token (shown only now):")
+    typer.echo(token)
+
+
+@users.command("remove")
+def remove_user(
+    identity: Annotated[str, typer.Argument(help="The user to remove.")],
+    users_file: UsersFileOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Remove a user's access (their memories stay until `ripplegraph forget --all`)."""
+    path = _users_path(users_file, store)
+    if not auth.remove_user(path, identity):
+        raise _fail(f"no user {identity!r} in {path}")
+    console.print(f"removed {identity!r} from {path}")
+
+
+@users.command("list")
+def list_users(users_file: UsersFileOption = None, store: StoreOption = None) -> None:
+    """The users and their namespaces (tokens are stored only as digests)."""
+    path = _users_path(users_file, store)
+    table = Table(title=f"users in {path}")
+    table.add_column("identity")
+    table.add_column("namespace")
+    for user in auth.load_users(path):
+        table.add_row(user.identity, user.namespace)
+    console.print(table)

@@ -1,20 +1,25 @@
-"""The typed run-time configuration of every RippleGraph graph (LangGraph ``context_schema``).
+"""Configuration in two parts: the deployment (server side) and a run's choices (any caller).
 
-Every field has a default and a description, so LangGraph Studio renders the context as a
-form and a parent graph with its own context type can embed these graphs unchanged.
+``Deployment`` names the infrastructure — the store, the Chroma server, the embedding and chat
+models, their endpoint and how memories are built — and is read from the process environment
+or built by the embedding application's own code.  ``Context`` is the graphs'
+``context_schema``: only what any caller may choose (namespace, recipe, budgets, K), clamped
+before use.  A served client therefore cannot send the server's API key to an endpoint of its
+choosing or open a store at a path of its choosing: those fields are not in the run schema.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
+from langgraph.runtime import Runtime
 
-from agent.linking import MINILM_SEMANTIC_THRESHOLD, LinkingConfig
+from agent.linking import LinkingConfig
 from agent.llm import RoleCaller, StructuredOutput
 from agent.models import DEFAULT_EMBEDDING, load_chat_model
 from agent.recall_config import RECIPES, RecallConfig, RecipeName
@@ -28,49 +33,95 @@ def default_store_dir() -> str:
     )
 
 
+def _env(name: str) -> str | None:
+    return os.environ.get(name) or None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """Infrastructure and memory-building settings: chosen by whoever runs the process.
+
+    ``Deployment()`` reads the environment (what ``langgraph.json``'s ``env`` and the CLI's
+    flags set); an application that embeds the graphs may build one in code and hand it over
+    with ``Deployment.bind``.  A run's context never carries these values.
+    """
+
+    store_dir: str = field(default_factory=default_store_dir)
+    """Store directory (Chroma files, graph.sqlite, checkpoints.sqlite) [$RIPPLEGRAPH_STORE]."""
+    chroma_url: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_CHROMA_URL"))
+    """Chroma server URL (http://host:port); ``None`` = embedded [$RIPPLEGRAPH_CHROMA_URL]."""
+    embedding_model: str = field(
+        default_factory=lambda: _env("RIPPLEGRAPH_EMBEDDING") or DEFAULT_EMBEDDING
+    )
+    """'local:all-MiniLM-L6-v2' or 'openai:<model>' [$RIPPLEGRAPH_EMBEDDING]."""
+    model: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_MODEL"))
+    """Chat model of the LLM roles; ``None`` = the offline policies [$RIPPLEGRAPH_MODEL]."""
+    base_url: str | None = field(default_factory=lambda: _env("OPENAI_BASE_URL"))
+    """OpenAI-compatible endpoint serving ``model`` [$OPENAI_BASE_URL]."""
+    routing_model: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_ROUTING_MODEL"))
+    """A cheaper model for the controller and root router [$RIPPLEGRAPH_ROUTING_MODEL]."""
+    structured_output: StructuredOutput = "auto"
+    """'json_schema', 'json_object', 'prompt' or 'auto' (probe the endpoint once)."""
+    llm_attempts: int = 3
+    """Attempts per call on rate limits, timeouts and 5xx (1-6)."""
+    llm_reasks: int = 1
+    """Re-asks after a reply that fails its schema (0-3)."""
+    llm_backoff_seconds: float = 0.5
+    """First retry wait; doubles per retry (max 8 s)."""
+    llm_timeout_seconds: float = 60.0
+    """Seconds one model request may take (5-600)."""
+    linking: LinkingConfig = field(default_factory=LinkingConfig)
+    """How new memories get edges (thresholds depend on the embedding model)."""
+    extraction_window: int = 40
+    """Turns per LLM extraction window (RippleMem: 40)."""
+    extraction_overlap: int = 2
+    """Turns shared by consecutive windows, as context."""
+    root_batch: int = 20
+    """New memories per root-memory consolidation (RootMem: 20)."""
+    cluster_threshold: float = 0.55
+    """Cosine to a fact cluster's centroid to join it (ActMem τ)."""
+    causal_pmi_threshold: float = 0.1
+    """Least PMI (nats per effect token) to keep a proposed causal edge."""
+
+    def store(self) -> MemoryStore:
+        """The store this deployment names (opened once per process)."""
+        return open_store(self.store_dir, self.embedding_model, self.chroma_url or None)
+
+    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
+        """The call path for the configured model (``None`` = run the offline policy)."""
+        if not self.model:
+            return None
+        name = (self.routing_model or self.model) if purpose == "routing" else self.model
+        timeout = min(max(self.llm_timeout_seconds, 5.0), 600.0)
+        return RoleCaller(
+            load_chat_model(name, self.base_url, timeout),
+            attempts=min(max(self.llm_attempts, 1), 6),
+            reasks=min(max(self.llm_reasks, 0), 3),
+            backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
+            openai_compatible=bool(self.base_url),
+            model_key=f"{name}@{self.base_url or ''}",
+            structured_output=self.structured_output,
+        )
+
+    def move(self, store_dir: str | Path) -> Deployment:
+        """The same deployment with its store elsewhere (benchmarks, worker processes)."""
+        return replace(self, store_dir=str(store_dir))
+
+    def bind(self, **choices: Any) -> Deployed:
+        """A run context holding this deployment (for code that embeds the graphs)."""
+        return Deployed(deployment=self, **choices)
+
+
 @dataclass(kw_only=True)
 class Context:
-    """Where memories live, how they are linked, how recall searches, and its budgets."""
-
-    store_dir: str = field(
-        default_factory=default_store_dir,
-        metadata={"description": "Store directory (Chroma files and graph.sqlite)."},
-    )
-    embedding_model: str = field(
-        default=DEFAULT_EMBEDDING,
-        metadata={"description": "Embeddings: 'local:all-MiniLM-L6-v2' or 'openai:<model>'."},
-    )
-    chroma_url: str | None = field(
-        default_factory=lambda: os.environ.get("RIPPLEGRAPH_CHROMA_URL") or None,
-        metadata={
-            "description": "Chroma server URL (http://host:port); empty = embedded "
-            "[default: $RIPPLEGRAPH_CHROMA_URL]."
-        },
-    )
-    semantic_threshold: float = field(
-        default=MINILM_SEMANTIC_THRESHOLD,
-        metadata={"description": "Cosine above which two memories get a semantic edge."},
-    )
-    structural_threshold: float = field(
-        default=0.60,
-        metadata={"description": "Person/place/time cue similarity for a structural edge."},
-    )
-    edge_candidates: int = field(
-        default=20,
-        metadata={"description": "Candidates per channel scored for each new memory's edges."},
-    )
-    max_edges_per_channel: int = field(
-        default=6,
-        metadata={"description": "Most edges of each type a memory keeps."},
-    )
-    time_decay_days: float = field(
-        default=7.0,
-        metadata={"description": "τ of the time-cue similarity exp(-gap/τ), in days."},
-    )
+    """What a caller may choose for one run: whose memory, which recipe, which budgets."""
 
     namespace: str = field(
         default="default",
-        metadata={"description": "Whose memory the chat agent reads and writes."},
+        metadata={
+            "description": "Whose memory the chat agent reads and writes (when served with "
+            "authentication, the signed-in user's own, whatever this says)."
+        },
     )
     user_name: str = field(
         default="User",
@@ -107,50 +158,6 @@ class Context:
     context_tokens: int = field(
         default=3000, metadata={"description": "Token budget of the rendered evidence context."}
     )
-
-    model: str | None = field(
-        default_factory=lambda: os.environ.get("RIPPLEGRAPH_MODEL") or None,
-        metadata={
-            "description": "Chat model for the LLM roles: an init_chat_model string "
-            "('openai:gpt-4.1-mini') or, with base_url, the endpoint's model name; empty = the "
-            "offline policies [default: $RIPPLEGRAPH_MODEL]."
-        },
-    )
-    base_url: str | None = field(
-        default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or None,
-        metadata={
-            "description": "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server) serving "
-            "the model [default: $OPENAI_BASE_URL]."
-        },
-    )
-    routing_model: str | None = field(
-        default=None,
-        metadata={
-            "description": "A cheaper model for the controller and root router (same "
-            "endpoint); empty = the main model."
-        },
-    )
-    llm_attempts: int = field(
-        default=3,
-        metadata={"description": "Attempts per call on rate limits, timeouts and 5xx (1-6)."},
-    )
-    llm_reasks: int = field(
-        default=1, metadata={"description": "Re-asks after a reply that fails its schema (0-3)."}
-    )
-    llm_backoff_seconds: float = field(
-        default=0.5, metadata={"description": "First retry wait; doubles per retry (max 8 s)."}
-    )
-    llm_timeout_seconds: float = field(
-        default=60.0, metadata={"description": "Seconds one model request may take (5-600)."}
-    )
-    structured_output: StructuredOutput = field(
-        default="auto",
-        metadata={
-            "description": "How replies are held to each role's schema: 'json_schema' (OpenAI, "
-            "vLLM, llama-server), 'json_object' (llama-cpp-python's server), 'prompt' (JSON "
-            "asked for in the prompt only), or 'auto' (probe the endpoint once)."
-        },
-    )
     max_ingest_llm_calls: int = field(
         default=200,
         metadata={
@@ -160,42 +167,6 @@ class Context:
     max_ingest_tokens: int = field(
         default=600_000, metadata={"description": "LLM tokens one ingest batch may spend."}
     )
-    extraction_window: int = field(
-        default=40, metadata={"description": "Turns per LLM extraction window (RippleMem: 40)."}
-    )
-    extraction_overlap: int = field(
-        default=2, metadata={"description": "Turns shared by consecutive windows, as context."}
-    )
-    root_batch: int = field(
-        default=20,
-        metadata={"description": "New memories per root-memory consolidation (RootMem: 20)."},
-    )
-    cluster_threshold: float = field(
-        default=0.55,
-        metadata={"description": "Cosine to a fact cluster's centroid to join it (ActMem τ)."},
-    )
-    causal_pmi_threshold: float = field(
-        default=0.1,
-        metadata={
-            "description": "Least PMI (nats per effect token) to keep a proposed causal edge."
-        },
-    )
-
-    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
-        """The call path for the configured model (``None`` = run the offline policy)."""
-        if not self.model:
-            return None
-        name = (self.routing_model or self.model) if purpose == "routing" else self.model
-        timeout = min(max(self.llm_timeout_seconds, 5.0), 600.0)
-        return RoleCaller(
-            load_chat_model(name, self.base_url, timeout),
-            attempts=min(max(self.llm_attempts, 1), 6),
-            reasks=min(max(self.llm_reasks, 0), 3),
-            backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
-            openai_compatible=bool(self.base_url),
-            model_key=f"{name}@{self.base_url or ''}",
-            structured_output=self.structured_output,
-        )
 
     def ingest_limits(self) -> dict[str, int]:
         """The write path's LLM budget, clamped."""
@@ -220,33 +191,95 @@ class Context:
             "context_tokens": min(max(self.context_tokens, 200), 100_000),
         }
 
-    def store(self) -> MemoryStore:
-        """The store this context names (opened once per process)."""
-        return open_store(self.store_dir, self.embedding_model, self.chroma_url or None)
 
-    def linking(self) -> LinkingConfig:
-        """The edge-building configuration."""
-        return LinkingConfig(
-            candidates_per_channel=self.edge_candidates,
-            max_edges_per_channel=self.max_edges_per_channel,
-            semantic_threshold=self.semantic_threshold,
-            structural_threshold=self.structural_threshold,
-            time_decay_days=self.time_decay_days,
-        )
+@dataclass(kw_only=True)
+class Deployed(Context):
+    """A run's choices with the deployment an application chose in code.
+
+    Only Python code can build one: a served run's context arrives as JSON and becomes a plain
+    ``Context``, so its deployment is always the server process's own.
+    """
+
+    deployment: Deployment = field(default_factory=Deployment)
+
+    def store(self) -> MemoryStore:
+        """The deployment's store."""
+        return self.deployment.store()
+
+
+DEPLOYMENT_FIELDS = frozenset(f.name for f in fields(Deployment))
 
 
 def resolve_context(value: object) -> Context:
-    """Our ``Context`` from whatever context the caller ran the graph with.
+    """A run's ``Context`` from whatever context the caller ran the graph with.
 
-    A parent graph embedding RippleGraph's graphs has its own context type; fields it shares
-    by name (``store_dir``, ``namespace``, budgets…) carry over, every other field keeps its
-    default, so the subgraph never depends on the parent's context type.
+    A parent graph embedding RippleGraph's graphs has its own context type; the choices it
+    shares by name (``namespace``, budgets…) carry over and every other one keeps its default.
+    A mapping that names a deployment setting is refused: that value is the server's to set.
     """
     if isinstance(value, Context):
         return value
     names = {f.name for f in fields(Context)}
     if isinstance(value, Mapping):
+        named = sorted(DEPLOYMENT_FIELDS & set(value))
+        if named:
+            raise ValueError(
+                f"{', '.join(named)}: deployment setting(s), not a run's choice; set them "
+                "where the process starts (environment, langgraph.json env, CLI flags, "
+                "Deployment in code)"
+            )
         shared = {k: v for k, v in value.items() if k in names}
     else:
         shared = {k: getattr(value, k) for k in names if hasattr(value, k)}
     return Context(**{k: v for k, v in shared.items() if v is not None})
+
+
+def deployment_of(value: object) -> Deployment:
+    """The deployment a run uses: one built in code and passed in, else the process's own."""
+    chosen = getattr(value, "deployment", None)
+    return chosen if isinstance(chosen, Deployment) else Deployment()
+
+
+def tenant(requested: str, runtime: Runtime[Any]) -> str:
+    """Whose memory a run touches: the authenticated user's namespace when served with auth.
+
+    Without an authenticated user (the CLI, embedded use, ``langgraph dev`` without an auth
+    handler) the caller is trusted and ``requested`` stands.  With one, the user's
+    ``namespace`` (set by ``agent.auth``) or else their identity decides, whatever the run's
+    input names.
+    """
+    info = runtime.server_info
+    user = info.user if info is not None else None
+    if user is None or not getattr(user, "is_authenticated", True):
+        return requested
+    try:
+        namespace = user["namespace"]
+    except (KeyError, TypeError):
+        namespace = None
+    return str(namespace or user.identity)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a node works with: the run's choices, the deployment and the tenant."""
+
+    context: Context
+    deployment: Deployment
+    namespace: str
+
+    def store(self) -> MemoryStore:
+        """The deployment's store."""
+        return self.deployment.store()
+
+    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
+        """The deployment's call path (``None`` = offline)."""
+        return self.deployment.caller(purpose)
+
+
+def scope(runtime: Runtime[Any], requested: str) -> Scope:
+    """The node's scope: resolved choices, the deployment, the namespace it may touch."""
+    return Scope(
+        resolve_context(runtime.context),
+        deployment_of(runtime.context),
+        tenant(requested, runtime),
+    )

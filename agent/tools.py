@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from agent.context import Context
+from agent.context import Context, deployment_of
 from agent.graph import recall_graph
 from agent.state import RecallInput, RecallOutput
 
@@ -68,8 +68,10 @@ def make_forget_tool(
     def forget_memory(
         memory_ids: list[str] | None = None, session: str | None = None, person: str | None = None
     ) -> tuple[str, dict[str, Any]]:
-        forgotten = run_context.store().forget(
-            tenant, memory_ids=memory_ids or (), session=session, person=person
+        forgotten = (
+            deployment_of(run_context)
+            .store()
+            .forget(tenant, memory_ids=memory_ids or (), session=session, person=person)
         )
         return f"Forgot {len(forgotten)} memories.", {"forgotten": forgotten}
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.policies.assembly import rank_pool, select
 from agent.state import RecallState, TraceEvent, budget_use, spent_after
 from agent.tracing import record
@@ -15,11 +15,12 @@ from prompts.evidence import render_evidence
 
 def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The final evidence list with provenance, root blocks first in the rendered context."""
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     limits = context.limits()
-    store = context.store()
+    store = run.store()
     ranked = rank_pool(
-        store, state.namespace, state.alignment_query, state.pool, context.recall_config()
+        store, run.namespace, state.alignment_query, state.pool, context.recall_config()
     )
     evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.sufficiency import OfflineSufficiency
@@ -25,12 +25,13 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     decides (with a proposed plan) when a model is configured and another round may run, the
     offline coverage check when not, or when the controller's reply stays invalid.
     """
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     config = context.recall_config()
     limits = context.limits()
-    store = context.store()
+    store = run.store()
     assert state.cues is not None
-    ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
+    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     can_refine = config.counterfactual and state.refinements < limits["refinements"]
     verdict = _policy.decide(
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
@@ -39,7 +40,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     proposed, usage = None, Usage()
     details: dict[str, Any] = {"missing": verdict.missing, "limits": limits}
     can_expand = config.expansion and state.rounds < limits["rounds"]
-    caller = context.caller("routing") if can_expand and decision != "refine" else None
+    caller = run.caller("routing") if can_expand and decision != "refine" else None
     if caller is not None:
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
         controlled, usage = control(caller, state.query, state.cues, ranked, allowance)

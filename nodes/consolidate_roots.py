@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.roots import consolidated_roots
 from agent.roles import Usage
@@ -24,8 +24,9 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     Stale units (some of their evidence was forgotten) are handed to the model with the
     batch, so their rules are rewritten from the evidence that remains.
     """
-    context = resolve_context(runtime.context)
-    caller = context.caller()
+    run = scope(runtime, state.namespace)
+    context = run.context
+    caller = run.caller()
     if caller is None:
         event = TraceEvent(
             node="consolidate_roots",
@@ -33,11 +34,11 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
             reason="offline: root units are derived from standing memories at recall time",
         )
         return {"trace": record(runtime, event)}
-    store = context.store()
+    store = run.store()
     relational = store.relational
-    relational.add_pending_roots(state.namespace, [*state.written_ids, *state.resumed_ids])
-    pending = relational.pending_roots(state.namespace)
-    batch = max(context.root_batch, 1)
+    relational.add_pending_roots(run.namespace, [*state.written_ids, *state.resumed_ids])
+    pending = relational.pending_roots(run.namespace)
+    batch = max(run.deployment.root_batch, 1)
     limits = context.ingest_limits()
     allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
     usage = Usage()
@@ -45,16 +46,16 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     batches = 0
     while len(pending) >= batch:
         chunk, pending = pending[:batch], pending[batch:]
-        units = consolidated_roots(store, state.namespace, include_stale=True)
-        memories = list(store.get(state.namespace, chunk).values())
+        units = consolidated_roots(store, run.namespace, include_stale=True)
+        memories = list(store.get(run.namespace, chunk).values())
         result, spent = consolidate(
-            caller, state.namespace, units, memories, usage.left(allowance), _MAX_UNITS
+            caller, run.namespace, units, memories, usage.left(allowance), _MAX_UNITS
         )
         usage.absorb(spent)
         if result is None:
             break  # the batch stays pending for the next ingest
-        before = {u.id: u for u in consolidated_roots(store, state.namespace)}
-        relational.replace_root_units(state.namespace, [u.model_dump() for u in result])
+        before = {u.id: u for u in consolidated_roots(store, run.namespace)}
+        relational.replace_root_units(run.namespace, [u.model_dump() for u in result])
         relational.clear_pending_roots(chunk)
         touched += [u.id for u in result if before.get(u.id) != u]
         batches += 1

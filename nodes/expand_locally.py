@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.linking import SEMANTIC, STRUCTURAL
 from agent.policies.expansion import expand
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
@@ -15,15 +15,16 @@ from agent.tracing import record
 
 def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Add the best-matching neighbours of the anchors (top n per channel) to the pool."""
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     config = context.recall_config()
     hops = context.limits()["hops"]
-    store = context.store()
+    store = run.store()
     assert state.plan is not None
     edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
     reached = expand(
         store,
-        state.namespace,
+        run.namespace,
         state.plan,
         store.embedder.query(state.plan.target),
         exclude=state.pool.keys(),

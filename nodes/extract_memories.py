@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.memory import Session
 from agent.policies.extraction import OfflineExtractor
@@ -25,23 +25,24 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
     to the offline policy when its call fails.  Offline: one memory per turn, cues grounded
     in the namespace's known people and places.
     """
-    context = resolve_context(runtime.context)
-    store = context.store()
-    known = store.vocabulary(state.namespace)
-    caller = context.caller()
+    run = scope(runtime, state.namespace)
+    context = run.context
+    store = run.store()
+    known = store.vocabulary(run.namespace)
+    caller = run.caller()
     turns = sum(len(s.turns) for s in state.sessions)
     if caller is None:
-        drafts = _extractor.extract(state.namespace, state.sessions, *known)
+        drafts = _extractor.extract(run.namespace, state.sessions, *known)
         event = TraceEvent(
             node="extract_memories",
             decision="offline",
             reason=f"rule-based extraction of {turns} turns in {len(state.sessions)} sessions",
             details={"drafts": len(drafts), "known_people": len(known[0])},
         )
-        return {"drafts": drafts, "trace": record(runtime, event)}
+        return {"namespace": run.namespace, "drafts": drafts, "trace": record(runtime, event)}
     pending = []
     for session in state.sessions:
-        covered = store.relational.covered_turns(state.namespace, session.id)
+        covered = store.relational.covered_turns(run.namespace, session.id)
         fresh = [
             t
             for i, t in enumerate(session.turns, 1)
@@ -53,13 +54,13 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
     allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
     drafts, usage = extract_with_model(
         caller,
-        state.namespace,
+        run.namespace,
         pending,
         _extractor,
         known,
         allowance,
-        context.extraction_window,
-        context.extraction_overlap,
+        run.deployment.extraction_window,
+        run.deployment.extraction_overlap,
     )
     event = TraceEvent(
         node="extract_memories",
@@ -69,6 +70,7 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
         details={"drafts": len(drafts), "llm": usage.trace(extraction.ROLE.name)},
     )
     return {
+        "namespace": run.namespace,
         "drafts": drafts,
         "llm_calls": usage.calls,
         "tokens": usage.tokens,

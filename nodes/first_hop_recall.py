@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.cues import TimeResolver
 from agent.policies.query import parse_query
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
@@ -17,23 +17,24 @@ _resolver = TimeResolver()
 
 def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Ground the query's cues, then union the three channels into the evidence pool."""
-    context = resolve_context(runtime.context)
-    store = context.store()
+    run = scope(runtime, state.namespace)
+    context = run.context
+    store = run.store()
     config = context.recall_config()
-    people, places = store.vocabulary(state.namespace)
+    people, places = store.vocabulary(run.namespace)
     cues = state.cues or parse_query(
-        state.query, people, places, store.relational.latest_time(state.namespace), _resolver
+        state.query, people, places, store.relational.latest_time(run.namespace), _resolver
     )
     # One model call for the question and its name-free form; later reads hit the cache.
     store.embedder.queries([state.query, *([cues.content] if cues.content else [])])
     depth = config.first_hop_depths(context.limits()["evidence_k"], cues.multi_part)
     hits = {
-        "semantic": store.search_semantic(state.namespace, state.query, depth["semantic"]),
-        "lexical": store.search_lexical(state.namespace, state.query, depth["lexical"]),
+        "semantic": store.search_semantic(run.namespace, state.query, depth["semantic"]),
+        "lexical": store.search_lexical(run.namespace, state.query, depth["lexical"]),
         "cue": [
             (m.unit_id, float(m.shared))
             for m in store.search_cues(
-                state.namespace,
+                run.namespace,
                 cues.people,
                 cues.places,
                 cues.time,
@@ -44,7 +45,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
         if (cues.people or cues.places or cues.time)
         else [],
     }
-    memories = store.get(state.namespace, {mid for found in hits.values() for mid, _ in found})
+    memories = store.get(run.namespace, {mid for found in hits.values() for mid, _ in found})
     pool: dict[str, Evidence] = {}
     for channel, found in hits.items():
         for rank, (mid, score) in enumerate(found, start=1):
@@ -54,6 +55,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
             item = pool.get(mid) or Evidence(memory=memories[mid])
             pool[mid] = item.model_copy(update={"sources": [*item.sources, source]})
     return {
+        "namespace": run.namespace,
         "cues": cues,
         "pool": pool,
         "trace": record(
@@ -62,7 +64,12 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
                 node="first_hop_recall",
                 decision="recalled",
                 reason=", ".join(f"{len(v)} {k}" for k, v in hits.items())
-                + f" → {len(pool)} distinct memories",
+                + f" → {len(pool)} distinct memories"
+                + (
+                    f" in {run.namespace!r}, the signed-in user's namespace"
+                    if run.namespace != state.namespace
+                    else ""
+                ),
                 added=list(pool),
                 details={"cues": cues.model_dump(mode="json")},
                 budget=spent_after(state),

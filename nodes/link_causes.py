@@ -8,7 +8,7 @@ import openai
 from langgraph.runtime import Runtime
 
 from agent.causal import PMIScorer, assign_clusters
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance, estimate_tokens
 from agent.roles import Usage
 from agent.state import IngestState, TraceEvent
@@ -20,8 +20,9 @@ _CLUSTER_WINDOW = 12  # the latest facts of a cluster shown to the proposer
 
 def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Cluster new memories; propose cause → effect pairs per touched cluster; keep PMI ≥ θ."""
-    context = resolve_context(runtime.context)
-    caller = context.caller()
+    run = scope(runtime, state.namespace)
+    context = run.context
+    caller = run.caller()
     ids = [*state.written_ids, *state.resumed_ids]
     if caller is None or not ids:
         reason = (
@@ -29,9 +30,9 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
         )
         event = TraceEvent(node="link_causes", decision="skipped", reason=reason)
         return {"trace": record(runtime, event)}
-    store = context.store()
-    touched = assign_clusters(store, state.namespace, ids, context.cluster_threshold)
-    if not context.base_url:
+    store = run.store()
+    touched = assign_clusters(store, run.namespace, ids, run.deployment.cluster_threshold)
+    if not run.deployment.base_url:
         event = TraceEvent(
             node="link_causes",
             decision=f"clustered into {len(touched)} cluster(s); causal edges off",
@@ -42,18 +43,16 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
     limits = context.ingest_limits()
     allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
     usage = Usage()
-    scorer = PMIScorer(context.base_url, context.model or "")
+    scorer = PMIScorer(run.deployment.base_url, run.deployment.model or "")
     new = set(ids)
     kept: list[tuple[str, str, float]] = []
     rejected = 0
     problem = ""
     for cluster_id in sorted(touched):
-        member_ids = store.relational.cluster_members(state.namespace, cluster_id)[
-            -_CLUSTER_WINDOW:
-        ]
+        member_ids = store.relational.cluster_members(run.namespace, cluster_id)[-_CLUSTER_WINDOW:]
         if len(member_ids) < 2 or not new & set(member_ids):
             continue
-        units = store.get(state.namespace, member_ids)
+        units = store.get(run.namespace, member_ids)
         members = [units[m] for m in member_ids if m in units]
         outcome = caller(causal.ROLE, causal.render(members), usage.left(allowance))
         usage.add(outcome, f"cluster {cluster_id}: ")
@@ -71,12 +70,12 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
             except (openai.OpenAIError, ValueError) as error:
                 problem = f"PMI unavailable ({type(error).__name__}: {str(error)[:120]})"
                 continue
-            if score >= context.causal_pmi_threshold:
+            if score >= run.deployment.causal_pmi_threshold:
                 kept.append((cause.id, effect.id, round(score, 4)))
             else:
                 rejected += 1
     if kept:
-        store.relational.replace_edges(state.namespace, "causal", [], kept)
+        store.relational.replace_edges(run.namespace, "causal", [], kept)
     event = TraceEvent(
         node="link_causes",
         decision=f"{len(kept)} causal edge(s) kept, {rejected} rejected by PMI",
@@ -84,7 +83,7 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
         or f"{len(touched)} cluster(s) touched",
         details={
             "edges": kept,
-            "threshold": context.causal_pmi_threshold,
+            "threshold": run.deployment.causal_pmi_threshold,
             "llm": usage.trace(causal.ROLE.name),
         },
     )

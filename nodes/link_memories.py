@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.linking import link_units
 from agent.state import IngestState, TraceEvent
 from agent.tracing import record
@@ -14,20 +14,20 @@ from agent.tracing import record
 
 def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Link new memories into the namespace's sparse typed graph."""
-    context = resolve_context(runtime.context)
-    store = context.store()
+    run = scope(runtime, state.namespace)
+    store = run.store()
     ids = [*state.written_ids, *state.resumed_ids]
-    added = link_units(store, state.namespace, ids, context.linking())
+    added = link_units(store, run.namespace, ids, run.deployment.linking)
     return {
         "edges_added": added,
-        "units_total": store.count_units(state.namespace),
+        "units_total": store.count_units(run.namespace),
         "trace": record(
             runtime,
             TraceEvent(
                 node="link_memories",
                 decision="linked" if ids else "nothing to link",
                 reason=", ".join(f"{n} {t} edges" for t, n in added.items()),
-                details={"edges_total": store.count_edges(state.namespace)},
+                details={"edges_total": store.count_edges(run.namespace)},
             ),
         ),
     }

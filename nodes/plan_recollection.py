@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.policies.assembly import rank_pool
 from agent.policies.planning import plan_recollection as make_plan
 from agent.state import Plan, RecallState, TraceEvent, spent_after
@@ -19,11 +19,12 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     The LLM controller's proposal is kept where it is valid (anchors that are in the pool, a
     target); the offline plan fills whatever it lacks.
     """
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     config = context.recall_config()
-    store = context.store()
+    store = run.store()
     assert state.cues is not None
-    ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
+    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     plan = make_plan(
         state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
     )

@@ -7,14 +7,14 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, resolve_context, scope
 from agent.state import MAX_QUERY_CHARS, ChatState, TraceEvent
 from agent.tracing import record
 
 
 def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Map the chat state into the recall graph's input keys (fresh cues every turn)."""
-    context = resolve_context(runtime.context)
+    run = scope(runtime, resolve_context(runtime.context).namespace)
     question = next(
         (m.text for m in reversed(state.messages) if isinstance(m, HumanMessage)), ""
     ).strip()
@@ -26,7 +26,7 @@ def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]
     )
     return {
         "query": clamped or "(empty message)",
-        "namespace": context.namespace,
+        "namespace": run.namespace,
         "cues": None,
         "stop_reason": "",
         "trace": record(
@@ -34,7 +34,7 @@ def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]
             TraceEvent(
                 node="prepare_query",
                 decision="query",
-                reason=f"latest user message{note}, namespace {context.namespace}",
+                reason=f"latest user message{note}, namespace {run.namespace}",
             ),
         ),
     }

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
@@ -34,13 +34,14 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
     The offline constraint search runs either way.  Every source this step adds starts its
     path at the risk statement that found it.
     """
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     config = context.recall_config()
-    store = context.store()
+    store = run.store()
     assert state.cues is not None
     found = seek_constraints(
         store,
-        state.namespace,
+        run.namespace,
         state.cues,
         store.embedder.query(state.query),
         config.counterfactual_k,
@@ -53,10 +54,10 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
     usage = Usage()
     stated: list[str] = []
     details: dict[str, Any] = {}
-    caller = context.caller()
+    caller = run.caller()
     if caller is not None:
         limits = context.limits()
-        ranked = rank_pool(store, state.namespace, state.alignment_query, state.pool, config)
+        ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
         said, usage = risks(caller, state.query, ranked, allowance)
         details["llm"] = usage.trace(counterfactual.ROLE.name)
@@ -75,9 +76,9 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         pool[memory.id] = Evidence(memory=memory, sources=[source])
     for index, risk in enumerate(stated):
         label = risk_label(index)
-        hits = store.search_semantic(state.namespace, risk, config.counterfactual_k)
-        causes = store.neighbours(state.namespace, [m for m, _ in hits], CAUSAL_TYPES)
-        memories = store.get(state.namespace, [m for m, _ in hits] + [e.dst for e in causes])
+        hits = store.search_semantic(run.namespace, risk, config.counterfactual_k)
+        causes = store.neighbours(run.namespace, [m for m, _ in hits], CAUSAL_TYPES)
+        memories = store.get(run.namespace, [m for m, _ in hits] + [e.dst for e in causes])
         reached: list[tuple[str, float, list[str], list[str]]] = [
             (m, s, [label], []) for m, s in hits
         ] + [(e.dst, e.weight, [label, e.src], [e.type]) for e in causes]

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.answer import extractive_answer
 from agent.roles import Usage, answer
@@ -18,11 +18,12 @@ from prompts import answer as answer_prompt
 
 def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Reply from the evidence; the answer call spends what the recall left of the budget."""
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     text = extractive_answer(state.query, state.evidence)
     decision, usage = "offline extractive answer", Usage()
     details: dict[str, Any] = {}
-    caller = context.caller()
+    caller = run.caller()
     if caller is not None:
         spent = state.budget
         allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)

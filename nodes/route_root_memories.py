@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.roots import namespace_roots, route_roots
 from agent.roles import Usage, route
@@ -17,7 +17,8 @@ from prompts import root_router
 
 def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Add active units' rules and evidence to the pool."""
-    context = resolve_context(runtime.context)
+    run = scope(runtime, state.namespace)
+    context = run.context
     config = context.recall_config()
     if not config.roots:
         event = TraceEvent(
@@ -27,16 +28,16 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
             budget=spent_after(state),
         )
         return {"trace": record(runtime, event)}
-    store = context.store()
+    store = run.store()
     roots, rule_vectors = namespace_roots(
-        store, state.namespace, config.max_root_units, config.root_evidence
+        store, run.namespace, config.max_root_units, config.root_evidence
     )
     assert state.cues is not None
     query_vector = store.embedder.query(state.query)
     active = route_roots(roots, rule_vectors, state.cues, query_vector, config.root_threshold)
     how, usage = "offline routing", Usage()
     details: dict[str, Any] = {}
-    caller = context.caller("routing")
+    caller = run.caller("routing")
     if caller is not None and roots:
         limits = context.limits()
         allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
@@ -51,7 +52,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
             how = f"offline routing ({usage.note})"
         details["llm"] = usage.trace(root_router.ROLE.name)
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
-    memories = store.get(state.namespace, evidence_ids)
+    memories = store.get(run.namespace, evidence_ids)
     pool: dict[str, Evidence] = {}
     for root, score in active:
         for rank, mid in enumerate(root.evidence_ids, start=1):

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
+from agent.context import Context, scope
 from agent.state import IngestState, TraceEvent
 from agent.tracing import record
 
@@ -17,13 +17,12 @@ def write_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, A
     Units an interrupted earlier ingest stored but never linked are handed on with the new
     ones, so re-running the ingest completes it.
     """
-    context = resolve_context(runtime.context)
-    store = context.store()
-    written = store.add_units(state.drafts)
-    skipped = len({d.id for d in state.drafts}) - len(written)
-    unlinked = [
-        mid for mid in store.relational.pending_links(state.namespace) if mid not in written
-    ]
+    run = scope(runtime, state.namespace)
+    store = run.store()
+    drafts = [d for d in state.drafts if d.namespace == run.namespace]  # never another tenant's
+    written = store.add_units(drafts)
+    skipped = len({d.id for d in drafts}) - len(written)
+    unlinked = [mid for mid in store.relational.pending_links(run.namespace) if mid not in written]
     return {
         "written_ids": written,
         "resumed_ids": unlinked,

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from agent.context import DEPLOYMENT_FIELDS, Deployed, Deployment
+
 # The product sets the first three itself (tests/unit/test_network_guard.py checks it), so
 # the suite starts without them, as a user's shell would; the rest name a developer's own
 # model, server or tracing, which tests never use unless they say so.
@@ -72,6 +74,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(variable, None)
     socket.socket.connect = guarded_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+
+
+def deployed(**settings: Any) -> Deployed:
+    """A deployment from the deployment fields of ``settings``, bound to the other (run) ones."""
+    infra = {k: v for k, v in settings.items() if k in DEPLOYMENT_FIELDS}
+    choices = {k: v for k, v in settings.items() if k not in DEPLOYMENT_FIELDS}
+    return Deployment(**infra).bind(**choices)
 
 
 @pytest.fixture

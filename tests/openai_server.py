@@ -50,6 +50,7 @@ class Request:
     user: str
     messages: list[dict[str, Any]]
     body: dict[str, Any]
+    authorization: str = ""  # the Authorization header the client sent
 
 
 def role_of(body: dict[str, Any]) -> str:
@@ -92,7 +93,7 @@ class ScriptedOpenAI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if self.path.endswith("/chat/completions"):
-                    status, payload = owner._chat(body)
+                    status, payload = owner._chat(body, self.headers.get("Authorization", ""))
                 elif self.path.endswith("/completions"):
                     status, payload = owner._completion(body)
                 else:
@@ -118,7 +119,7 @@ class ScriptedOpenAI:
         """Requests seen, for one role or all."""
         return sum(1 for r in self.requests if role is None or r.role == role)
 
-    def _chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def _chat(self, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, Any]]:
         messages = body["messages"]
         request = Request(
             role=role_of(body),
@@ -126,6 +127,7 @@ class ScriptedOpenAI:
             user=str(messages[1].get("content", "")) if len(messages) > 1 else "",
             messages=messages,
             body=body,
+            authorization=authorization,
         )
         with self._lock:
             self.requests.append(request)

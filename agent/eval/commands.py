@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent.context import Context
+from agent.context import Deployed, Deployment
 from agent.eval import report
 from agent.eval.systems import SYSTEMS
 from agent.llm import RoleCaller
@@ -55,13 +55,13 @@ def _systems(value: str) -> tuple[str, ...]:
 
 
 @contextmanager
-def _store(store: Path | None) -> Iterator[Context]:
+def _store(store: Path | None) -> Iterator[Deployed]:
     # The retrieval systems are measured with the offline policies, whatever the environment.
     if store is not None:
-        yield Context(store_dir=str(store), model=None, base_url=None)
+        yield Deployment(store_dir=str(store), model=None, base_url=None).bind()
         return
     with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
-        yield Context(store_dir=str(Path(scratch) / "store"), model=None, base_url=None)
+        yield Deployment(store_dir=str(Path(scratch) / "store"), model=None, base_url=None).bind()
 
 
 @contextmanager
@@ -109,14 +109,17 @@ def _ingested(
     what: str,
     llm: str | None,
     base_url: str | None,
-) -> Iterator[tuple[Context, RoleCaller | None]]:
+) -> Iterator[tuple[Deployed, RoleCaller | None]]:
     """The bench store with every namespace ingested, and the ``--llm`` answerer if any."""
     from agent.eval.systems import ingest_namespaces
 
     with _store(store) as context:
         errors.print(f"ingesting {what} …")
         ingest_namespaces(sessions, context)
-        yield context, dataclasses.replace(context, model=llm, base_url=base_url).caller()
+        yield (
+            context,
+            dataclasses.replace(context.deployment, model=llm, base_url=base_url).caller(),
+        )
 
 
 LlmOption = Annotated[

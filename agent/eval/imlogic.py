@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.eval.metrics import KS, hit_at, mean, percentiles
 from agent.eval.systems import first_questions, make_systems, retrieve
 from agent.llm import Allowance, RoleCaller
@@ -140,7 +140,7 @@ def choose(caller: RoleCaller, question: ImlogicQuestion, evidence: list[MemoryU
 
 def run_imlogic(
     data: ImlogicData,
-    context: Context,
+    context: Deployed,
     systems: tuple[str, ...],
     advance: Callable[[], None] = lambda: None,
     answerer: RoleCaller | None = None,

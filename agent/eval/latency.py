@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.eval.locomo import LocomoData
 from agent.eval.metrics import percentiles
 from agent.eval.systems import ingest_namespaces
@@ -39,7 +39,7 @@ def truncate(data: LocomoData, size: int) -> LocomoData:
     return LocomoData(sessions=sessions, questions=questions)
 
 
-def grow(context: Context, data: LocomoData, size: int) -> int:
+def grow(context: Deployed, data: LocomoData, size: int) -> int:
     """Copy the conversations into new namespaces until the store holds ``size`` units.
 
     Returns how many copies of each conversation exist.
@@ -57,7 +57,7 @@ def grow(context: Context, data: LocomoData, size: int) -> int:
     return copies
 
 
-def time_recall(context: Context, data: LocomoData, copies: int, queries: int) -> dict[str, Any]:
+def time_recall(context: Deployed, data: LocomoData, copies: int, queries: int) -> dict[str, Any]:
     """Recall p50/p95 overall and per node, and the floor, over ``queries`` questions."""
     store = context.store()
     per_node: dict[str, list[float]] = {}
@@ -108,7 +108,7 @@ def time_recall(context: Context, data: LocomoData, copies: int, queries: int) -
 
 
 def run_latency(
-    context: Context,
+    context: Deployed,
     data: LocomoData,
     sizes: list[int],
     queries: int = 50,
@@ -137,7 +137,10 @@ def run_latency(
         if size < base:
             small = truncate(data, size)
             small_context = dataclasses.replace(
-                context, store_dir=str(Path(context.store_dir) / f"first-{size}")
+                context,
+                deployment=context.deployment.move(
+                    Path(context.deployment.store_dir) / f"first-{size}"
+                ),
             )
             ingest_namespaces(small.sessions, small_context)
             units = sum(small_context.store().count_units(ns) for ns in small.sessions)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from agent.eval.systems import first_questions, make_systems, retrieve
 from agent.ingest_files import load_sessions
@@ -96,7 +96,7 @@ def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
 
 def run_locomo(
     data: LocomoData,
-    context: Context,
+    context: Deployed,
     systems: tuple[str, ...],
     advance: Callable[[], None] = lambda: None,
     answerer: RoleCaller | None = None,
@@ -175,7 +175,7 @@ def grade(answerer: RoleCaller, question: Question, evidence: list[MemoryUnit]) 
 
 
 def miss_analysis(
-    data: LocomoData, context: Context, results: dict[str, Any], system: str = "ripplegraph"
+    data: LocomoData, context: Deployed, results: dict[str, Any], system: str = "ripplegraph"
 ) -> dict[str, Any]:
     """Where the gold turns of multi-hop questions went, for ``system`` against the others.
 

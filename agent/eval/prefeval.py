@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.eval.metrics import hit_at, mean
 from agent.eval.systems import System, make_systems
 from agent.graph import ingest_graph
@@ -159,7 +159,7 @@ class RecordScorer:
     """Scores records against filler templates in one store, restoring them after each."""
 
     def __init__(
-        self, directory: Path, context: Context, systems: Sequence[str], fillers: Sequence[int]
+        self, directory: Path, context: Deployed, systems: Sequence[str], fillers: Sequence[int]
     ) -> None:
         self.context = context
         self.store = context.store()
@@ -227,7 +227,7 @@ _worker: RecordScorer | None = None
 def _start_worker(
     slots: multiprocessing.Queue[int],
     directory: Path,
-    context: Context,
+    context: Deployed,
     systems: Sequence[str],
     fillers: Sequence[int],
     threads: int,
@@ -239,8 +239,9 @@ def _start_worker(
         torch.set_num_threads(threads)
     except ImportError:
         pass
-    store_dir = Path(context.store_dir) / "prefeval-workers" / str(slots.get())
-    _worker = RecordScorer(directory, replace(context, store_dir=str(store_dir)), systems, fillers)
+    store_dir = Path(context.deployment.store_dir) / "prefeval-workers" / str(slots.get())
+    worker_context = replace(context, deployment=context.deployment.move(store_dir))
+    _worker = RecordScorer(directory, worker_context, systems, fillers)
 
 
 def _score_chunk(records: list[PrefRecord]) -> list[Scores]:
@@ -251,7 +252,7 @@ def _score_chunk(records: list[PrefRecord]) -> list[Scores]:
 
 def _scores(
     directory: Path,
-    context: Context,
+    context: Deployed,
     systems: Sequence[str],
     fillers: Sequence[int],
     records: list[PrefRecord],
@@ -280,7 +281,7 @@ def _scores(
 
 def run_prefeval(
     directory: Path,
-    context: Context,
+    context: Deployed,
     systems: tuple[str, ...],
     records: list[PrefRecord],
     fillers: tuple[int, ...] = (10, 100, 300),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.graph import ingest_graph, recall_graph
 from agent.memory import MemoryUnit, Session
 from agent.recall_config import RecipeName
@@ -91,7 +91,7 @@ def first_questions(
     return kept, {ns: s for ns, s in sessions.items() if ns in used}
 
 
-def ingest_namespaces(sessions: Mapping[str, Sequence[Session]], context: Context) -> float:
+def ingest_namespaces(sessions: Mapping[str, Sequence[Session]], context: Deployed) -> float:
     """Write each namespace's sessions (a no-op when already stored); seconds taken."""
     started = time.perf_counter()
     for namespace, batch in sessions.items():
@@ -109,7 +109,7 @@ def reciprocal_rank_fusion(*rankings: list[str], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda mid: (-scores[mid], order[mid]))
 
 
-def make_systems(store: MemoryStore, context: Context, names: tuple[str, ...]) -> list[System]:
+def make_systems(store: MemoryStore, context: Deployed, names: tuple[str, ...]) -> list[System]:
     """The requested systems over one store."""
 
     def bm25(namespace: str, question: str, k: int) -> list[str]:

@@ -23,6 +23,7 @@ from langchain_core.embeddings import Embeddings
 from agent.memory import MemoryUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from agent.store.derived import DerivedCache, evict_namespace
+from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
 from agent.store.lexical import LexicalIndex
 from agent.store.relational import CueMatch, Edge, RelationalStore
@@ -131,7 +132,6 @@ class MemoryStore:
                     namespace,
                     [new[i].id for i in indexes],
                     vectors[indexes],
-                    [new[i].text for i in indexes],
                 )
             self._vector_cache.update({unit.id: vectors[i] for i, unit in enumerate(new)})
             self.relational.insert_units(new)
@@ -153,7 +153,6 @@ class MemoryStore:
                 target,
                 [ids[u.id] for u in units],
                 np.stack([vectors[u.id] for u in units]),
-                [u.text for u in units],
             )
             self.relational.copy_namespace(source, target, ids)
             return len(units)
@@ -168,6 +167,7 @@ class MemoryStore:
             self.relational.drop_namespace(namespace)
             self.vectors.drop(namespace)
             self._forget_cached(units)
+            self._erase_copies(units)
             return len(units)
 
     def forget(
@@ -184,9 +184,11 @@ class MemoryStore:
         Exactly one selector: memory ids, a session, a person (units naming them or said by
         them), or ``everything`` in the namespace.  The SQLite rows, cue entries and every edge
         touching the units go in one transaction (from then on no channel returns them), then
-        their vectors and documents; root memories and the BM25 index are derived per write
-        generation, so they lose the evidence at once.  A crash between the two steps leaves
-        only invisible vectors, which ``check`` reports and ``repair`` removes.
+        their vectors; root memories and the BM25 index are derived per write generation, so
+        they lose the evidence at once.  Last the copies a delete leaves go: checkpointed
+        threads quoting the units are purged, free pages zeroed, write-ahead logs truncated
+        (``agent.store.erasure``).  A crash between the steps leaves only invisible vectors,
+        which ``check`` reports and ``repair`` removes.
         """
         wanted = list(memory_ids)
         chosen = sum([bool(wanted), session is not None, person is not None, everything])
@@ -211,7 +213,19 @@ class MemoryStore:
                 vectors = list(self.embeddings(namespace, members).values())
                 total = np.sum(vectors, axis=0) if vectors else None
                 self.relational.reset_cluster(namespace, cluster_id, total, len(vectors))
+            self._erase_copies(units)
             return deleted
+
+    def _erase_copies(self, units: Sequence[MemoryUnit]) -> None:
+        """Remove the bytes a delete leaves: threads quoting the units, free pages, logs."""
+        if not units:
+            return
+        purge_threads(self.directory / CHECKPOINTS, [u.id for u in units], [u.text for u in units])
+        self.relational.scrub()
+        for namespace in {u.namespace for u in units}:
+            if self.relational.unit_ids(namespace):
+                self.vectors.rewrite(namespace)
+        self.vectors.compact()
 
     def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:
         for namespace in {u.namespace for u in units}:
@@ -251,7 +265,6 @@ class MemoryStore:
                         namespace,
                         [u.id for u in restored],
                         self.embedder.documents([u.text for u in restored]),
-                        [u.text for u in restored],
                     )
             stray = sorted(with_vectors - set(known))
             report.problems["units without a vector"] = missing_vectors

@@ -8,6 +8,7 @@ a half-written memory (re-running the ingest upserts the vector again and commit
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -148,6 +149,7 @@ _UNREGISTERED = (
 )
 
 _UNIT_CACHE_LIMIT = 200_000
+_log = logging.getLogger(__name__)
 
 
 def _to_epoch(moment: datetime) -> float:
@@ -190,6 +192,7 @@ class RelationalStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.execute("PRAGMA secure_delete=ON")  # a deleted row's bytes are zeroed
         self._db.executescript(_SCHEMA)
         self._unit_cache: dict[str, MemoryUnit] = {}
 
@@ -197,6 +200,20 @@ class RelationalStore:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+    def scrub(self) -> None:
+        """Fold the write-ahead log into the file and truncate it (after a forget).
+
+        With ``secure_delete`` the file's deleted cells are already zeros; the log still holds
+        the pages as they were written until this checkpoint empties it.
+        """
+        with self._lock:
+            busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            _log.warning(
+                "another process kept reading graph.sqlite: its write-ahead log keeps the "
+                "forgotten rows' pages until the next checkpoint"
+            )
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

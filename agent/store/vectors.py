@@ -1,4 +1,7 @@
-"""The vector channel: Chroma holds every memory's embedding and document.
+"""The vector channel: Chroma holds every memory's embedding, and only that.
+
+The text lives in ``graph.sqlite`` alone: a second copy in Chroma (a document column and its
+full-text index) would be one more place a forgotten memory's words could outlive it.
 
 One collection per namespace: a namespace's vectors are physically apart from everyone
 else's, and a query needs no metadata filter (on LoCoMo, a ``where`` filter on one shared
@@ -11,13 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import sqlite3
 import threading
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
+
+from agent.store.erasure import vacuum
 
 COLLECTION_PREFIX = "rg_"
 _MAX_BATCH = 4000  # below Chroma's max batch size on every backend
@@ -46,9 +54,10 @@ def collection_name(store_id: str, namespace: str) -> str:
 class VectorIndex:
     """Namespace-scoped vector search, one Chroma collection (cosine space) per namespace."""
 
-    def __init__(self, client: Any, store_id: str) -> None:
+    def __init__(self, client: Any, store_id: str, directory: Path | None = None) -> None:
         self._client = client
         self._store_id = store_id
+        self._directory = directory  # embedded only: where Chroma keeps its files
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -74,7 +83,7 @@ class VectorIndex:
         import chromadb
 
         client = chromadb.PersistentClient(path=str(directory), settings=_telemetry_off())
-        return cls(client, store_id)
+        return cls(client, store_id, directory)
 
     @classmethod
     def remote(cls, url: str, store_id: str) -> VectorIndex:
@@ -99,15 +108,13 @@ class VectorIndex:
         namespace: str,
         ids: Sequence[str],
         embeddings: np.ndarray,
-        documents: Sequence[str],
     ) -> None:
-        """Write vectors and documents; writing an id again replaces it."""
+        """Write vectors; writing an id again replaces it."""
         for start in range(0, len(ids), _MAX_BATCH):
             stop = start + _MAX_BATCH
             self._collection(namespace).upsert(
                 ids=list(ids[start:stop]),
                 embeddings=embeddings[start:stop],
-                documents=list(documents[start:stop]),
             )
 
     def query(
@@ -139,7 +146,7 @@ class VectorIndex:
         }
 
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
-        """Delete vectors and documents by id (ids not stored are ignored)."""
+        """Delete vectors by id (ids not stored are ignored)."""
         for start in range(0, len(ids), _MAX_BATCH):
             self._collection(namespace).delete(ids=list(ids[start : start + _MAX_BATCH]))
 
@@ -162,14 +169,62 @@ class VectorIndex:
         return sorted(found)
 
     def drop(self, namespace: str) -> None:
-        """Delete the namespace's collection."""
+        """Delete the namespace's collection, and (embedded) its index folder on disk.
+
+        Chroma forgets a dropped collection but leaves its HNSW folder — every vector — in
+        place; the folder is found through the collection's vector segment and removed.
+        """
         with self._lock:
             self._collections.pop(namespace, None)
+            folders = self._segment_folders(namespace)
             try:
                 self._client.delete_collection(collection_name(self._store_id, namespace))
             except Exception as error:  # Chroma raises different types for "does not exist"
                 if "does not exist" not in str(error).lower():
                     raise
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _segment_folders(self, namespace: str) -> list[Path]:
+        """The embedded collection's vector segment folders (none on a server)."""
+        catalog = self._directory / "chroma.sqlite3" if self._directory else None
+        if catalog is None or not catalog.is_file():
+            return []
+        try:
+            collection = self._client.get_collection(
+                collection_name(self._store_id, namespace), embedding_function=None
+            )
+        except Exception:  # no such collection: nothing on disk either
+            return []
+        with closing(sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT id FROM segments WHERE collection = ? AND scope = 'VECTOR'",
+                (str(collection.id),),
+            ).fetchall()
+        return [catalog.parent / str(row[0]) for row in rows]
+
+    def rewrite(self, namespace: str) -> None:
+        """Rebuild a collection from its live vectors (after a forget), on either backend.
+
+        Chroma only marks a deleted vector: its bytes stay in the HNSW files and in the
+        collection's log until they are overwritten.  A fresh collection holding the remaining
+        vectors is the one way to leave none of the forgotten ones in a live collection.  A
+        crash midway leaves units without a vector, which ``check`` reports and ``repair``
+        re-embeds.  What a server keeps of the dropped collection is its operator's.
+        """
+        ids = sorted(self.ids(namespace))
+        vectors = self.embeddings(namespace, ids)
+        self.drop(namespace)
+        if ids:
+            self.upsert(namespace, ids, np.stack([vectors[i] for i in ids]))
+
+    def compact(self) -> None:
+        """Drop deleted rows' bytes from Chroma's own SQLite file (embedded; after a forget).
+
+        A Chroma server's files are its operator's: ``chroma utils vacuum`` does it there.
+        """
+        if self._directory is not None:
+            vacuum(self._directory / "chroma.sqlite3")
 
     def count(self, namespace: str) -> int:
         """Vectors stored for the namespace."""

@@ -2,18 +2,19 @@
 
 The parent's state shares the recall graph's keys (``query``, ``namespace`` in; ``context``,
 ``evidence``, ``stop_reason`` out), and its context type is its own: the recall nodes take
-the fields they share by name (here ``store_dir``) and default the rest.
+the run choices they share by name (here ``max_rounds``) and default the rest.  Where the
+memories live is the process's deployment (``RIPPLEGRAPH_STORE`` and friends), never a
+field of the parent's context.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.context import default_store_dir
 from agent.graph import recall_graph
 from agent.state import Evidence
 
@@ -22,7 +23,7 @@ from agent.state import Evidence
 class AssistantContext:
     """The parent agent's own configuration."""
 
-    store_dir: str = field(default_factory=default_store_dir)
+    max_rounds: int = 1
     persona: str = "concise"
 
 

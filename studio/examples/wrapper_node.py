@@ -1,12 +1,14 @@
 """Pattern (b): a wrapper node maps the parent's state into the recall graph and back.
 
 Use it when the parent's keys differ (here: ``messages`` and ``user_id``) or when the parent
-must choose the recall context itself (store, namespace, budgets).
+must choose the recall context itself: where memories live through a ``Deployment`` built in
+the application's own code (a run's context can never name a store), and the namespace and
+budgets per run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage
@@ -15,16 +17,15 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agent.context import Context, default_store_dir
+from agent.context import Deployment
 from agent.graph import recall_graph
 from agent.state import RecallInput, RecallOutput
 
 
 @dataclass
 class SupportContext:
-    """The parent agent's own configuration: where memories live, how much recall may do."""
+    """The parent agent's own per-run configuration: how much recall may do."""
 
-    memory_dir: str = field(default_factory=default_store_dir)
     recall_rounds: int = 1
 
 
@@ -37,24 +38,25 @@ class SupportState(TypedDict, total=False):
     memory_ids: list[str]
 
 
-def recall_for_user(state: SupportState, runtime: Runtime[SupportContext]) -> dict[str, Any]:
-    """Last message → recall query in the user's namespace; rendered evidence → parent state."""
-    question = state["messages"][-1].text
-    context = Context(
-        store_dir=runtime.context.memory_dir, max_rounds=runtime.context.recall_rounds
-    )
-    raw = recall_graph.invoke(
-        RecallInput(query=question, namespace=state["user_id"]), context=context
-    )
-    result = RecallOutput.model_validate(raw)
-    return {
-        "memory_context": result.context,
-        "memory_ids": [e.memory.id for e in result.evidence],
-    }
+def build(
+    memory: Deployment | None = None,
+) -> CompiledStateGraph[SupportState, SupportContext, SupportState, SupportState]:
+    """START → recall_for_user (wraps the recall graph) → END, over ``memory``'s store."""
+    deployment = memory or Deployment()
 
+    def recall_for_user(state: SupportState, runtime: Runtime[SupportContext]) -> dict[str, Any]:
+        """Last message → recall query in the user's namespace; evidence → parent state."""
+        question = state["messages"][-1].text
+        context = deployment.bind(max_rounds=runtime.context.recall_rounds)
+        raw = recall_graph.invoke(
+            RecallInput(query=question, namespace=state["user_id"]), context=context
+        )
+        result = RecallOutput.model_validate(raw)
+        return {
+            "memory_context": result.context,
+            "memory_ids": [e.memory.id for e in result.evidence],
+        }
 
-def build() -> CompiledStateGraph[SupportState, SupportContext, SupportState, SupportState]:
-    """START → recall_for_user (wraps the recall graph) → END."""
     builder = StateGraph(SupportState, context_schema=SupportContext)
     builder.add_node("recall_for_user", recall_for_user)
     builder.add_edge(START, "recall_for_user")

@@ -8,14 +8,15 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.context import Context
+from agent.context import Context, Deployed
 from agent.graph import ingest_graph
 from agent.state import IngestInput, IngestOutput
 from agent.store import MemoryStore
 from studio import DEMO_NAMESPACE, demo_sessions
+from tests.conftest import deployed
 
 
-def ingest(context: Context, namespace: str, sessions: list) -> IngestOutput:
+def ingest(context: Context | Deployed, namespace: str, sessions: list) -> IngestOutput:
     raw = ingest_graph.invoke(IngestInput(namespace=namespace, sessions=sessions), context=context)
     return IngestOutput.model_validate(raw)
 
@@ -23,16 +24,21 @@ def ingest(context: Context, namespace: str, sessions: list) -> IngestOutput:
 BACKENDS = ["embedded", "chroma-server"]
 
 
-def backend_context(request: pytest.FixtureRequest, store_dir: Path, **settings: object) -> Context:
-    """A Context on the backend the test is parametrised with (the server is started once)."""
+def backend_context(
+    request: pytest.FixtureRequest, store_dir: Path, **settings: object
+) -> Deployed:
+    """A deployment on the backend the test is parametrised with, bound to run choices.
+
+    ``settings`` may name deployment fields (model, base_url…) and run choices alike.
+    """
     url = request.getfixturevalue("chroma_url") if request.param == "chroma-server" else None
-    return Context(store_dir=str(store_dir), chroma_url=url, **settings)  # type: ignore[arg-type]
+    return deployed(store_dir=str(store_dir), chroma_url=url, **settings)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def demo_context(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Context:
+) -> Deployed:
     """The demo history ingested once per module, on embedded Chroma and on a Chroma server."""
     context = backend_context(request, tmp_path_factory.mktemp("demo") / "store")
     ingest(context, DEMO_NAMESPACE, demo_sessions())
@@ -40,13 +46,13 @@ def demo_context(
 
 
 @pytest.fixture(params=BACKENDS)
-def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Context:
+def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
     """An empty store, on each backend."""
     return backend_context(request, tmp_path / "store")
 
 
 @pytest.fixture(scope="module")
-def demo_store(demo_context: Context) -> MemoryStore:
+def demo_store(demo_context: Deployed) -> MemoryStore:
     return demo_context.store()
 
 
@@ -55,11 +61,11 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
-def check_report(context: Context, *options: str, exit_code: int = 0) -> dict[str, Any]:
+def check_report(context: Deployed, *options: str, exit_code: int = 0) -> dict[str, Any]:
     """``ripplegraph check --json`` on the context's store; its exit status must be as given."""
-    args = ["check", "--json", *options, "--store", context.store_dir]
-    if context.chroma_url:
-        args += ["--chroma-url", context.chroma_url]
+    args = ["check", "--json", *options, "--store", context.deployment.store_dir]
+    if context.deployment.chroma_url:
+        args += ["--chroma-url", context.deployment.chroma_url]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == exit_code, result.output
     report: dict[str, Any] = json.loads(result.stdout)

@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from agent.checkpointing import memory_saver
 from agent.cli import app
-from agent.context import Context
+from agent.context import Deployed
 from agent.graph import build_chat_graph, recall_graph
 from agent.memory import MAX_TURN_CHARS, Session, Turn
 from agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
 from agent.store import MemoryStore
+from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, ingest
 from tests.tenants import secret, tenant_sessions
 
@@ -29,7 +30,7 @@ INJECTION = (
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Context:
+def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Deployed:
     context = backend_context(request, tmp_path_factory.mktemp("bad-input") / "store")
     ingest(context, "alice", tenant_sessions(0))
     ingest(context, "bob", tenant_sessions(1))
@@ -43,9 +44,11 @@ def snapshot(store: MemoryStore) -> tuple[object, ...]:
     )
 
 
-def cli(context: Context, *args: str) -> tuple[int, str]:
-    server = ["--chroma-url", context.chroma_url] if context.chroma_url else []
-    result = CliRunner().invoke(app, [*args, "--store", context.store_dir, *server])
+def cli(context: Deployed, *args: str) -> tuple[int, str]:
+    server = (
+        ["--chroma-url", context.deployment.chroma_url] if context.deployment.chroma_url else []
+    )
+    result = CliRunner().invoke(app, [*args, "--store", context.deployment.store_dir, *server])
     return result.exit_code, " ".join(result.output.split())
 
 
@@ -65,7 +68,7 @@ def cli(context: Context, *args: str) -> tuple[int, str]:
     ],
     ids=["truncated", "utf-16", "latin-1", "empty", "huge-turn"],
 )
-def test_bad_ingest_files(shared: Context, tmp_path: Path, content: bytes, message: str) -> None:
+def test_bad_ingest_files(shared: Deployed, tmp_path: Path, content: bytes, message: str) -> None:
     before = snapshot(shared.store())
     path = tmp_path / "bad.json"
     path.write_bytes(content)
@@ -86,14 +89,14 @@ def test_bad_ingest_files(shared: Context, tmp_path: Path, content: bytes, messa
     ],
     ids=["empty", "1MB", "unknown-ns", "path-ns", "forget-unknown", "recipe"],
 )
-def test_bad_cli_requests(shared: Context, args: list[str], message: str) -> None:
+def test_bad_cli_requests(shared: Deployed, args: list[str], message: str) -> None:
     before = snapshot(shared.store())
     code, output = cli(shared, *args)
     assert code == 2 and message in output, output
     assert snapshot(shared.store()) == before
 
 
-def test_bad_graph_inputs_are_validation_errors(shared: Context) -> None:
+def test_bad_graph_inputs_are_validation_errors(shared: Deployed) -> None:
     for query in ("", "   ", "x" * 1_000_000):
         with pytest.raises(ValidationError):
             RecallInput(query=query, namespace="alice")
@@ -102,16 +105,16 @@ def test_bad_graph_inputs_are_validation_errors(shared: Context) -> None:
             RecallInput(query="allergy?", namespace=namespace)
 
 
-def test_unknown_namespace_in_a_graph_is_an_empty_memory(shared: Context) -> None:
+def test_unknown_namespace_in_a_graph_is_an_empty_memory(shared: Deployed) -> None:
     raw = recall_graph.invoke(RecallInput(query="allergy?", namespace="nobody"), context=shared)
     result = RecallOutput.model_validate(raw)
     assert result.evidence == [] and "no memory supports" in result.context
 
 
-def test_absurd_budgets_are_clamped(shared: Context) -> None:
-    wild = Context(
-        store_dir=shared.store_dir,
-        chroma_url=shared.chroma_url,
+def test_absurd_budgets_are_clamped(shared: Deployed) -> None:
+    wild = deployed(
+        store_dir=shared.deployment.store_dir,
+        chroma_url=shared.deployment.chroma_url,
         max_rounds=10**9,
         max_hops=-5,
         max_refinements=99,
@@ -132,11 +135,13 @@ def test_absurd_budgets_are_clamped(shared: Context) -> None:
     assert len(result.trace) <= 4 + 3 * 3 + 2 * 2
 
 
-def test_a_1mb_chat_message_is_clamped_not_fatal(fresh_context: Context) -> None:
+def test_a_1mb_chat_message_is_clamped_not_fatal(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
     huge = "Maya is allergic to peanuts. " * 40_000
-    context = Context(
-        store_dir=fresh_context.store_dir, chroma_url=fresh_context.chroma_url, namespace="alice"
+    context = deployed(
+        store_dir=fresh_context.deployment.store_dir,
+        chroma_url=fresh_context.deployment.chroma_url,
+        namespace="alice",
     )
     graph = build_chat_graph().compile(checkpointer=memory_saver())
     thread = {"configurable": {"thread_id": "huge"}}
@@ -157,7 +162,7 @@ def test_a_1mb_chat_message_is_clamped_not_fatal(fresh_context: Context) -> None
     assert fresh_context.store().check().consistent
 
 
-def test_a_memory_cannot_instruct_recall(fresh_context: Context) -> None:
+def test_a_memory_cannot_instruct_recall(fresh_context: Deployed) -> None:
     """Offline: an injected memory changes neither the namespace, the budgets nor the rules."""
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))

@@ -9,13 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.context import Context
 from agent.eval.locomo import normalise_evidence
 from agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from agent.eval.systems import reciprocal_rank_fusion
 from agent.graph import ingest_graph
+from agent.linking import LinkingConfig
 from agent.memory import Session, Turn
 from agent.state import IngestInput
+from tests.conftest import deployed
 from tests.locomo_sample import write_calvin
 
 pytestmark = pytest.mark.integration
@@ -151,7 +152,9 @@ def test_prefeval_template_is_restored_exactly(tmp_path: Path) -> None:
     """A record linked into the filler displaces filler edges; scoring puts them back."""
     data = write_prefeval(tmp_path / "prefeval")
     # One edge per node: any edge to the record must displace a filler–filler edge.
-    context = Context(store_dir=str(tmp_path / "store"), max_edges_per_channel=1)
+    context = deployed(
+        store_dir=str(tmp_path / "store"), linking=LinkingConfig(max_edges_per_channel=1)
+    )
     scorer = RecordScorer(data, context, ["dense", "ripplegraph"], [10])
     [template] = scorer.templates
     assert template.edges, "the filler should be linked"

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from agent.cli import ingest_sessions
-from agent.context import Context
+from agent.context import Deployed
 from agent.ingest_files import load_sessions
+from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, check_report
 
 pytestmark = pytest.mark.integration
@@ -50,12 +51,12 @@ def write_history(path: Path, sessions: range) -> Path:
 
 
 def start_ingest(
-    context: Context, file: Path, namespace: str, log: Path
+    context: Deployed, file: Path, namespace: str, log: Path
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "agent.cli", "ingest", str(file), "-n", namespace]
-    command += ["--store", context.store_dir, "--json"]
-    if context.chroma_url:
-        command += ["--chroma-url", context.chroma_url]
+    command += ["--store", context.deployment.store_dir, "--json"]
+    if context.deployment.chroma_url:
+        command += ["--chroma-url", context.deployment.chroma_url]
     with log.open("ab") as output:
         return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=os.environ)
 
@@ -95,15 +96,15 @@ def kill_when(process: subprocess.Popen[bytes], database: Path, condition: Condi
 
 
 @pytest.fixture(params=BACKENDS)
-def crash_context(request: pytest.FixtureRequest, tmp_path: Path) -> Context:
+def crash_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
     return backend_context(request, tmp_path / "store")
 
 
 def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
-    crash_context: Context, tmp_path: Path
+    crash_context: Deployed, tmp_path: Path
 ) -> None:
     history = write_history(tmp_path / "history.json", range(40))
-    database = Path(crash_context.store_dir) / "graph.sqlite"
+    database = Path(crash_context.deployment.store_dir) / "graph.sqlite"
     log = tmp_path / "ingest.log"
     for point, condition in KILL_POINTS.items():
         process = start_ingest(crash_context, history, "ana", log)
@@ -123,13 +124,13 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
         "vectors without a unit": 0,
         "collections of unknown namespaces": 0,
     }
-    reference = Context(store_dir=str(tmp_path / "reference"))
+    reference = deployed(store_dir=str(tmp_path / "reference"))
     ingest_sessions(load_sessions(history), "ana", reference, show_progress=False)
     assert {u.id for u in units} == {u.id for u in reference.store().all_units("ana")}
     assert store.count_edges("ana")["semantic"] > 0
 
 
-def test_two_writers_on_one_store_both_succeed(crash_context: Context, tmp_path: Path) -> None:
+def test_two_writers_on_one_store_both_succeed(crash_context: Deployed, tmp_path: Path) -> None:
     context = crash_context
     first = write_history(tmp_path / "first.json", range(0, 24))
     second = write_history(tmp_path / "second.json", range(12, 36))

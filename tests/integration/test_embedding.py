@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt import create_react_agent
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.tools import make_recall_tool
 from studio import DEMO_NAMESPACE
 from studio.examples import direct_subgraph, wrapper_node
@@ -21,17 +21,18 @@ RECALL_NODES = ("first_hop_recall", "check_sufficiency", "expand_locally", "asse
 
 
 @pytest.fixture(autouse=True)
-def deployment_env(demo_context: Context, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A parent's context knows only a store directory; the Chroma server comes from the env."""
-    if demo_context.chroma_url:
-        monkeypatch.setenv("RIPPLEGRAPH_CHROMA_URL", demo_context.chroma_url)
+def deployment_env(demo_context: Deployed, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent's context holds run choices only; the deployment comes from the environment."""
+    monkeypatch.setenv("RIPPLEGRAPH_STORE", demo_context.deployment.store_dir)
+    if demo_context.deployment.chroma_url:
+        monkeypatch.setenv("RIPPLEGRAPH_CHROMA_URL", demo_context.deployment.chroma_url)
 
 
-def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Context) -> None:
+def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Deployed) -> None:
     graph = direct_subgraph.build()
     out = graph.invoke(
         {"query": HARBOR, "namespace": DEMO_NAMESPACE},
-        context=direct_subgraph.AssistantContext(store_dir=demo_context.store_dir),
+        context=direct_subgraph.AssistantContext(max_rounds=0),
     )
     assert any("allergic to seafood" in e.memory.text for e in out["evidence"])
     assert out["draft"].startswith(f"{len(out['evidence'])} memories recalled")
@@ -39,11 +40,11 @@ def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Conte
     assert all(f"recall\\3a{node}" in mermaid for node in RECALL_NODES)
 
 
-def test_recall_graph_behind_a_wrapper_node(demo_context: Context) -> None:
-    graph = wrapper_node.build()
+def test_recall_graph_behind_a_wrapper_node(demo_context: Deployed) -> None:
+    graph = wrapper_node.build(demo_context.deployment)
     out = graph.invoke(
         {"messages": [HumanMessage(content=HARBOR)], "user_id": DEMO_NAMESPACE},
-        context=wrapper_node.SupportContext(memory_dir=demo_context.store_dir, recall_rounds=0),
+        context=wrapper_node.SupportContext(recall_rounds=0),
     )
     assert "allergic to seafood" in out["memory_context"]
     assert out["memory_ids"]
@@ -59,7 +60,7 @@ class ShopContext:
 
 
 @pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
-def test_recall_as_a_tool_in_a_react_agent(demo_context: Context) -> None:
+def test_recall_as_a_tool_in_a_react_agent(demo_context: Deployed) -> None:
     call = {"name": "recall_memory", "args": {"query": HARBOR}, "id": "call-1"}
     model = ScriptedChatModel(
         script=[AIMessage(content="", tool_calls=[call]), AIMessage(content="Not Harbor Grill.")]

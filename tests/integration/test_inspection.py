@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from agent.checkpointing import memory_saver
 from agent.cli import app
-from agent.context import Context
+from agent.context import Deployed
 from agent.graph import build_recall_graph, recall_graph
 from agent.state import RecallInput, RecallOutput
 from agent.tracing import STREAM_EVENT_TYPE
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 MUGS = "How much did each mug I gave my team cost?"
 
 
-def test_nodes_stream_their_decisions_as_they_happen(demo_context: Context) -> None:
+def test_nodes_stream_their_decisions_as_they_happen(demo_context: Deployed) -> None:
     events = []
     final = None
     for mode, chunk in recall_graph.stream(
@@ -39,7 +39,7 @@ def test_nodes_stream_their_decisions_as_they_happen(demo_context: Context) -> N
     assert [e["decision"] for e in events] == [t.decision for t in trace]
 
 
-def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Context) -> None:
+def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Deployed) -> None:
     graph = build_recall_graph().compile(checkpointer=memory_saver())
     config = {"configurable": {"thread_id": "mugs"}}
     graph.invoke(RecallInput(query=MUGS, namespace=DEMO_NAMESPACE), config, context=demo_context)
@@ -60,10 +60,14 @@ def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Contex
     assert set(new_expand.added) != set(first_expand.added)
 
 
-def test_trace_command_renders_a_stored_thread(demo_context: Context) -> None:
+def test_trace_command_renders_a_stored_thread(demo_context: Deployed) -> None:
     runner = CliRunner()
-    store = demo_context.store_dir
-    server = ["--chroma-url", demo_context.chroma_url] if demo_context.chroma_url else []
+    store = demo_context.deployment.store_dir
+    server = (
+        ["--chroma-url", demo_context.deployment.chroma_url]
+        if demo_context.deployment.chroma_url
+        else []
+    )
     asked = runner.invoke(
         app,
         ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", "--json", *server],

@@ -3,78 +3,34 @@
 from __future__ import annotations
 
 import itertools
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from agent.context import Context
+from agent.context import DEPLOYMENT_FIELDS, Deployed
 from agent.graph import recall_graph
 from studio import DEMO_NAMESPACE
+from tests.langgraph_server import langgraph_dev
+from tests.openai_server import Reply, ScriptedOpenAI
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+CANARY = "sk-canary-0c7d2e"
 
 
 @pytest.fixture(scope="module")
-def server(demo_context: Context, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path_factory.mktemp("langgraph") / "server.log"
+def server(demo_context: Deployed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {
-        **os.environ,
-        "RIPPLEGRAPH_STORE": demo_context.store_dir,
-        "RIPPLEGRAPH_CHROMA_URL": demo_context.chroma_url or "",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
+        "RIPPLEGRAPH_STORE": demo_context.deployment.store_dir,
+        "RIPPLEGRAPH_CHROMA_URL": demo_context.deployment.chroma_url or "",
+        "OPENAI_API_KEY": CANARY,
     }
-    command = [
-        str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload",
-        "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
-    ]  # fmt: skip
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"langgraph dev exited early:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    log = tmp_path_factory.mktemp("langgraph") / "server.log"
+    with langgraph_dev("langgraph.json", env, log) as url:
         yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-    assert process.returncode is not None
 
 
 def test_serves_the_three_graphs_with_the_typed_context(server: str) -> None:
@@ -83,7 +39,8 @@ def test_serves_the_three_graphs_with_the_typed_context(server: str) -> None:
     assert set(graphs) >= {"chat", "recall", "ingest"}
     schema = client.assistants.get_schemas(graphs["recall"]["assistant_id"])["context_schema"]
     fields = schema["properties"]
-    assert {"namespace", "store_dir", "max_rounds", "semantic_threshold"} <= set(fields)
+    assert {"namespace", "max_rounds", "evidence_k", "max_tokens"} <= set(fields)
+    assert not DEPLOYMENT_FIELDS & set(fields), "infrastructure is the server's, not a run's"
     assert all(field.get("description") for field in fields.values())
 
 
@@ -119,3 +76,27 @@ def test_chat_streams_every_recall_step_in_graph_order(server: str) -> None:
     history = client.threads.get_history(thread["thread_id"])
     assert len(history) >= 5
     assert history[0]["values"]["messages"][-1]["type"] == "ai"
+
+
+def test_a_run_cannot_redirect_the_key_or_open_a_store(server: str, tmp_path: Path) -> None:
+    """Plain local serving (no auth): a run's context still cannot reach infrastructure."""
+    listener = ScriptedOpenAI(lambda request: Reply(status=400, error="not scripted"))
+    elsewhere = tmp_path / "elsewhere"
+    try:
+        out = get_sync_client(url=server).runs.wait(
+            None,
+            "recall",
+            input={"query": HARBOR, "namespace": DEMO_NAMESPACE},
+            context={
+                "model": "gpt-4.1-mini",
+                "base_url": listener.url,
+                "store_dir": str(elsewhere),
+                "max_rounds": 0,
+            },
+        )
+        assert isinstance(out, dict) and "allergic to seafood" in out["context"]
+        assert out["budget"]["limits"]["rounds"] == 0, "the run's own choices still apply"
+        assert listener.requests == [], "the server's key went to a client's endpoint"
+        assert not elsewhere.exists()
+    finally:
+        listener.close()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.context import Context
+from agent.context import Deployed
 from agent.graph import recall_graph
 from agent.linking import EDGE_TYPES
 from agent.memory import MemoryUnit
@@ -27,7 +27,7 @@ ROOTS = RECIPES["full"]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def tenants(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Context:
+def tenants(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Deployed:
     """Every synthetic tenant in one store, with the largest recall budgets."""
     context = backend_context(
         request,
@@ -41,7 +41,7 @@ def tenants(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     return context
 
 
-def recall(context: Context, namespace: str, query: str) -> RecallOutput:
+def recall(context: Deployed, namespace: str, query: str) -> RecallOutput:
     raw = recall_graph.invoke(RecallInput(query=query, namespace=namespace), context=context)
     return RecallOutput.model_validate(raw)
 
@@ -62,7 +62,7 @@ def probes(store: MemoryStore, victim: int) -> list[str]:
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_no_channel_crosses_a_namespace(tenants: Context, data: st.DataObject) -> None:
+def test_no_channel_crosses_a_namespace(tenants: Deployed, data: st.DataObject) -> None:
     store = tenants.store()
     reader = data.draw(st.sampled_from(range(len(TENANTS))), label="reader")
     victim = data.draw(st.sampled_from([i for i in range(len(TENANTS)) if i != reader]))
@@ -90,7 +90,7 @@ def test_no_channel_crosses_a_namespace(tenants: Context, data: st.DataObject) -
     assert store.get(namespace, foreign) == {}
 
 
-def test_edges_never_cross_namespaces(tenants: Context) -> None:
+def test_edges_never_cross_namespaces(tenants: Deployed) -> None:
     store = tenants.store()
     report = store.check()
     assert report.consistent, report.problems
@@ -103,7 +103,7 @@ def test_edges_never_cross_namespaces(tenants: Context) -> None:
 # --- forgetting ----------------------------------------------------------------------------
 
 
-def assert_forgotten(context: Context, namespace: str, gone: list[MemoryUnit]) -> None:
+def assert_forgotten(context: Deployed, namespace: str, gone: list[MemoryUnit]) -> None:
     """No channel returns a forgotten memory, and the store holds no trace of it."""
     store = context.store()
     ids = {u.id for u in gone}
@@ -130,7 +130,9 @@ def assert_forgotten(context: Context, namespace: str, gone: list[MemoryUnit]) -
 
 
 @pytest.mark.parametrize("selector", ["memory_ids", "session", "person", "everything"])
-def test_forget_removes_every_trace_and_nothing_else(fresh_context: Context, selector: str) -> None:
+def test_forget_removes_every_trace_and_nothing_else(
+    fresh_context: Deployed, selector: str
+) -> None:
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
@@ -163,7 +165,7 @@ def test_forget_removes_every_trace_and_nothing_else(fresh_context: Context, sel
         assert not [r for r in roots if r.person.lower() == "maya"]
 
 
-def test_forget_needs_exactly_one_selector(fresh_context: Context) -> None:
+def test_forget_needs_exactly_one_selector(fresh_context: Deployed) -> None:
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     before = store.count_units("alice")
@@ -175,7 +177,7 @@ def test_forget_needs_exactly_one_selector(fresh_context: Context) -> None:
     assert store.count_units("alice") == before
 
 
-def test_forget_tool_is_bound_to_its_namespace(fresh_context: Context) -> None:
+def test_forget_tool_is_bound_to_its_namespace(fresh_context: Deployed) -> None:
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
@@ -199,7 +201,7 @@ def test_forget_tool_is_bound_to_its_namespace(fresh_context: Context) -> None:
 
 
 def test_interrupted_forget_leaves_only_invisible_vectors(
-    fresh_context: Context, monkeypatch: pytest.MonkeyPatch
+    fresh_context: Deployed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))
@@ -220,14 +222,14 @@ def test_interrupted_forget_leaves_only_invisible_vectors(
     assert not any(store.check().leftovers.values())
 
 
-def test_forget_and_check_commands(fresh_context: Context) -> None:
+def test_forget_and_check_commands(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
     units = fresh_context.store().all_units("alice")
     toms = [u for u in units if "Tom" in u.people or u.provenance.speaker == "Tom"]
     assert 0 < len(toms) < len(units)
-    store_args = ["--store", fresh_context.store_dir]
-    if fresh_context.chroma_url:
-        store_args += ["--chroma-url", fresh_context.chroma_url]
+    store_args = ["--store", fresh_context.deployment.store_dir]
+    if fresh_context.deployment.chroma_url:
+        store_args += ["--chroma-url", fresh_context.deployment.chroma_url]
     runner = CliRunner()
     unknown = runner.invoke(app, ["forget", "-n", "nobody", "--all", *store_args])
     assert unknown.exit_code == 2 and "unknown namespace 'nobody'" in unknown.output
@@ -249,17 +251,17 @@ def test_forget_and_check_commands(fresh_context: Context) -> None:
     assert json.loads(runner.invoke(app, ["check", "--json", *store_args]).stdout)["units"] == 0
 
 
-def test_store_refuses_the_other_vector_backend(fresh_context: Context) -> None:
+def test_store_refuses_the_other_vector_backend(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
-    other = "http://127.0.0.1:9" if fresh_context.chroma_url is None else None
+    other = "http://127.0.0.1:9" if fresh_context.deployment.chroma_url is None else None
     runner = CliRunner()
-    args = ["ask", "allergy?", "-n", "alice", "--store", fresh_context.store_dir]
+    args = ["ask", "allergy?", "-n", "alice", "--store", fresh_context.deployment.store_dir]
     result = runner.invoke(app, args + (["--chroma-url", other] if other else []))
     assert result.exit_code == 2
     assert "keeps its vectors" in " ".join(result.output.split())
 
 
-def test_forgetting_part_of_a_consolidated_root_marks_it_stale(fresh_context: Context) -> None:
+def test_forgetting_part_of_a_consolidated_root_marks_it_stale(fresh_context: Deployed) -> None:
     from agent.policies.roots import consolidated_roots
 
     store = fresh_context.store()

@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 
 import nodes.check_sufficiency as check_node
 from agent.checkpointing import memory_saver
-from agent.context import Context
+from agent.context import Deployed
 from agent.graph import build_chat_graph, recall_graph
 from agent.policies.assembly import score
 from agent.policies.sufficiency import Verdict
@@ -26,7 +26,7 @@ MOCHI = "Who can look after Mochi if we take the weekend trip to the coast?"
 ALLERGY_Q = "What is Maya allergic to?"
 
 
-def run(context: Context, query: str, **overrides: Any) -> RecallOutput:
+def run(context: Deployed, query: str, **overrides: Any) -> RecallOutput:
     ctx = dataclasses.replace(context, **overrides)
     raw = recall_graph.invoke(RecallInput(query=query, namespace=DEMO_NAMESPACE), context=ctx)
     return RecallOutput.model_validate(raw)
@@ -40,7 +40,7 @@ def allergy(result: RecallOutput) -> list[Any]:
     return [e for e in result.evidence if "allergic to seafood" in e.memory.text]
 
 
-def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Context) -> None:
+def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Deployed) -> None:
     """With the paper's first hop (10/5/5), similarity misses it.
 
     A decision question gathers a pool of 2K, so K = 10 keeps the first hop at 10/5/5.  At
@@ -63,7 +63,7 @@ def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Context) -> None
     assert not allergy(plain)
 
 
-def test_stop_on_first_hop(demo_context: Context) -> None:
+def test_stop_on_first_hop(demo_context: Deployed) -> None:
     result = run(demo_context, MOCHI)
     assert nodes_run(result) == [
         "first_hop_recall",
@@ -75,7 +75,7 @@ def test_stop_on_first_hop(demo_context: Context) -> None:
     assert any("Luna's pottery studio" in e.memory.text for e in result.evidence)
 
 
-def test_expand_then_stop(demo_context: Context) -> None:
+def test_expand_then_stop(demo_context: Deployed) -> None:
     result = run(demo_context, MUGS)
     assert nodes_run(result)[2:5] == ["check_sufficiency", "plan_recollection", "expand_locally"]
     assert result.budget.rounds == 1 and result.budget.hops == 2
@@ -88,14 +88,14 @@ def test_expand_then_stop(demo_context: Context) -> None:
     assert "$60 in total" in texts and "five of them" in texts
 
 
-def test_budget_exhausted(demo_context: Context) -> None:
+def test_budget_exhausted(demo_context: Deployed) -> None:
     result = run(demo_context, MUGS, max_rounds=0)
     assert "plan_recollection" not in nodes_run(result)
     assert result.stop_reason.startswith("budget exhausted")
     assert result.budget.rounds == 0 and result.budget.limits["rounds"] == 0
 
 
-def test_counterfactual_refinement_and_root_routing(demo_context: Context) -> None:
+def test_counterfactual_refinement_and_root_routing(demo_context: Deployed) -> None:
     result = run(demo_context, HARBOR)
     assert "refine_counterfactually" in nodes_run(result)
     assert result.budget.refinements == 1
@@ -107,7 +107,7 @@ def test_counterfactual_refinement_and_root_routing(demo_context: Context) -> No
     assert "refine_counterfactually" not in nodes_run(disabled)
 
 
-def test_evidence_is_bounded_by_k_and_tokens(demo_context: Context) -> None:
+def test_evidence_is_bounded_by_k_and_tokens(demo_context: Deployed) -> None:
     result = run(demo_context, HARBOR, evidence_k=3)
     assert len(result.evidence) == 3
     small = run(demo_context, HARBOR, context_tokens=200)
@@ -137,7 +137,7 @@ class RandomController:
     refinements=st.integers(min_value=0, max_value=2),
 )
 def test_machine_always_ends_within_the_step_bound(
-    demo_context: Context,
+    demo_context: Deployed,
     monkeypatch: pytest.MonkeyPatch,
     decisions: list[str],
     rounds: int,
@@ -157,7 +157,7 @@ def test_machine_always_ends_within_the_step_bound(
     assert result.trace[-1].node == "assemble_evidence"
 
 
-def test_chat_recalls_responds_and_remembers(demo_context: Context) -> None:
+def test_chat_recalls_responds_and_remembers(demo_context: Deployed) -> None:
     graph = build_chat_graph().compile(checkpointer=memory_saver())
     ctx = dataclasses.replace(demo_context, namespace=DEMO_NAMESPACE, user_name="Alex")
     store = ctx.store()
@@ -179,7 +179,7 @@ def test_chat_recalls_responds_and_remembers(demo_context: Context) -> None:
     )
 
 
-def test_every_recall_event_reports_the_budget_after_it(demo_context: Context) -> None:
+def test_every_recall_event_reports_the_budget_after_it(demo_context: Deployed) -> None:
     result = run(demo_context, MUGS)
     assert all(event.budget is not None for event in result.trace)
     expand = next(e for e in result.trace if e.node == "expand_locally")
@@ -189,7 +189,7 @@ def test_every_recall_event_reports_the_budget_after_it(demo_context: Context) -
 
 
 def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
-    demo_context: Context,
+    demo_context: Deployed,
 ) -> None:
     """The cue channel matches "Maya" exactly; ρ's alignment measures the rest of the question."""
     result = run(demo_context, ALLERGY_Q, evidence_k=3)

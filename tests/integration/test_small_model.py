@@ -25,11 +25,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agent.checkpointing import memory_saver
-from agent.context import Context
 from agent.graph import build_chat_graph
 from agent.state import TraceEvent
 from studio import DEMO_NAMESPACE, demo_sessions
-from tests.conftest import free_port, wait_for_http
+from tests.conftest import deployed, free_port, wait_for_http
 from tests.integration.conftest import ingest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -83,13 +82,13 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     store_dir = str(tmp_path_factory.mktemp("small-model") / "store")
-    ingest(Context(store_dir=store_dir), DEMO_NAMESPACE, demo_sessions())
+    ingest(deployed(store_dir=store_dir), DEMO_NAMESPACE, demo_sessions())
     return store_dir
 
 
 def chat_turn(store_dir: str, url: str, structured_output: str) -> tuple[dict[str, Any], float]:
     """One chat turn against the small model; the final state and its wall time."""
-    context = Context(
+    context = deployed(
         store_dir=store_dir,
         namespace=DEMO_NAMESPACE,
         model="smollm2",

@@ -7,7 +7,7 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from agent.context import Context
+from agent.context import Deployed
 from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
 from agent.store import MemoryStore, StoreError
@@ -33,7 +33,7 @@ def test_every_turn_becomes_one_unit_with_both_edge_types(demo_store: MemoryStor
     assert edges["semantic"] > 0 and edges["structural"] > 0
 
 
-def test_reingest_is_a_no_op(demo_context: Context, demo_store: MemoryStore) -> None:
+def test_reingest_is_a_no_op(demo_context: Deployed, demo_store: MemoryStore) -> None:
     before_units = demo_store.all_units(DEMO_NAMESPACE)
     before_edges = demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
     result = ingest(demo_context, DEMO_NAMESPACE, demo_sessions())
@@ -90,7 +90,7 @@ def test_read_channels(demo_store: MemoryStore) -> None:
     assert [e.weight for e in neighbours] == sorted((e.weight for e in neighbours), reverse=True)
 
 
-def test_namespaces_do_not_mix(demo_context: Context, demo_store: MemoryStore) -> None:
+def test_namespaces_do_not_mix(demo_context: Deployed, demo_store: MemoryStore) -> None:
     other = "someone-else"
     ingest(demo_context, other, demo_sessions()[:1])
     assert demo_store.count_units(other) == len(demo_sessions()[0].turns)
@@ -105,9 +105,7 @@ def test_namespaces_do_not_mix(demo_context: Context, demo_store: MemoryStore) -
 
 def test_uncommitted_vector_is_invisible(demo_store: MemoryStore) -> None:
     vector = demo_store.embedder.query("a memory that crashed before its row committed")
-    demo_store.vectors.upsert(
-        DEMO_NAMESPACE, ["m_orphan"], vector[None, :], ["a memory that crashed"]
-    )
+    demo_store.vectors.upsert(DEMO_NAMESPACE, ["m_orphan"], vector[None, :])
     hits = demo_store.search_semantic(
         DEMO_NAMESPACE, "a memory that crashed before its row committed", 5
     )
@@ -156,7 +154,7 @@ def test_drop_namespace_removes_every_channel(demo_store: MemoryStore) -> None:
 
 
 def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
-    demo_context: Context, demo_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+    demo_context: Deployed, demo_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     namespace, question = "demo-searches", "who cannot eat shellfish?"
     demo_store.clone_namespace(DEMO_NAMESPACE, namespace)
@@ -201,7 +199,7 @@ def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
     assert searches() == (first, ["bm25", "chroma"])
 
 
-def test_collections_search_with_a_wide_candidate_list(fresh_context: Context) -> None:
+def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) -> None:
     store = fresh_context.store()
     client = store.vectors._client
     older = client.get_or_create_collection(  # as a version before EF_SEARCH made it

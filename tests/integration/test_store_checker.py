@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent.context import Context
+from agent.context import Deployed
 from tests.integration.conftest import check_report, ingest
 from tests.tenants import tenant_sessions
 
 pytestmark = pytest.mark.integration
 
 
-def break_store(context: Context) -> dict[str, Any]:
+def break_store(context: Deployed) -> dict[str, Any]:
     """Damage a store of two namespaces in every way ``check`` knows; returns what was hit."""
     store = context.store()
     alice, bob = store.all_units("alice"), store.all_units("bob")
@@ -24,9 +24,9 @@ def break_store(context: Context) -> dict[str, Any]:
     kept_edge = store.neighbours("alice", [alice[2].id], ["semantic", "structural"])[0]
     store.vectors.delete("alice", [unvectored])
     orphan = store.embedder.documents(["orphan"])
-    store.vectors.upsert("alice", ["m_orphan"], orphan, ["orphan"])
-    store.vectors.upsert("carol", ["m_carol"], orphan, ["orphan"])  # a namespace with no unit
-    with sqlite3.connect(Path(context.store_dir) / "graph.sqlite") as db:
+    store.vectors.upsert("alice", ["m_orphan"], orphan)
+    store.vectors.upsert("carol", ["m_carol"], orphan)  # a namespace with no unit
+    with sqlite3.connect(Path(context.deployment.store_dir) / "graph.sqlite") as db:
         edge = "INSERT INTO edges (namespace, src, dst, type, weight) VALUES (?, ?, ?, ?, 1.0)"
         db.execute(edge, ("alice", alice[3].id, "m_gone", "semantic"))
         db.execute(edge, ("alice", alice[3].id, bob[0].id, "semantic"))
@@ -48,7 +48,7 @@ def break_store(context: Context) -> dict[str, Any]:
     return {"unvectored": unvectored, "cited": cited, "edge": kept_edge, "bob": len(bob)}
 
 
-def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Context) -> None:
+def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
     store = fresh_context.store()

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.context import Context
 from agent.llm import Allowance, Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
 from agent.roles import answer
 from prompts import answer as answer_prompt
 from prompts import counterfactual
 from prompts.counterfactual import CounterfactualOutput
+from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 
 pytestmark = pytest.mark.integration
@@ -32,11 +32,11 @@ def servers() -> Iterator[list[ScriptedOpenAI]]:
 
 
 def caller(server: ScriptedOpenAI, mode: StructuredOutput = "auto", name: str = "m") -> RoleCaller:
-    context = Context(
+    context = deployed(
         store_dir="unused", model=name, base_url=server.url, structured_output=mode,
         llm_backoff_seconds=0.01,
     )  # fmt: skip
-    made = context.caller()
+    made = context.deployment.caller()
     assert made is not None
     return made
 

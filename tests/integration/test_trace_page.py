@@ -18,8 +18,8 @@ from PIL import Image, ImageStat
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.context import Context
 from studio import DEMO_NAMESPACE, demo_sessions
+from tests.conftest import deployed
 from tests.integration.conftest import ingest
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,7 @@ def asked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict
     """The Harbor Grill question asked with ``--html`` on the demo history."""
     folder = tmp_path_factory.mktemp("trace-page")
     store = folder / "store"
-    ingest(Context(store_dir=str(store)), DEMO_NAMESPACE, demo_sessions())
+    ingest(deployed(store_dir=str(store)), DEMO_NAMESPACE, demo_sessions())
     page = folder / "harbor.html"
     result = CliRunner().invoke(
         app,

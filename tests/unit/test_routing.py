@@ -14,7 +14,7 @@ from agent.state import Decision, RecallState
 
 def route(decision: Decision, context: Context | None = None, **spent: Any) -> str:
     state = RecallState(query="q", namespace="ns", decision=decision, **spent)
-    return after_sufficiency(state, Runtime(context=context or Context(store_dir="unused")))
+    return after_sufficiency(state, Runtime(context=context or Context()))
 
 
 def test_a_wish_is_followed_while_the_budget_allows_it() -> None:
@@ -43,14 +43,14 @@ def test_a_budget_spent_exactly_to_its_limit_still_allows_the_offline_loop() -> 
 
 
 def test_limits_come_from_the_context_clamped() -> None:
-    three_rounds = Context(store_dir="unused", max_rounds=3)
+    three_rounds = Context(max_rounds=3)
     assert route("expand", three_rounds, rounds=2) == "plan_recollection"
     assert route("expand", three_rounds, rounds=3) == "assemble_evidence"
-    unbounded = Context(store_dir="unused", max_rounds=1_000)  # clamped to 3
+    unbounded = Context(max_rounds=1_000)  # clamped to 3
     assert route("expand", unbounded, rounds=3) == "assemble_evidence"
 
 
 def test_a_recipe_without_the_mechanism_never_routes_to_it() -> None:
-    first_hop = Context(store_dir="unused", recall_recipe="first_hop")
+    first_hop = Context(recall_recipe="first_hop")
     assert route("expand", first_hop) == "assemble_evidence"
     assert route("refine", first_hop) == "assemble_evidence"

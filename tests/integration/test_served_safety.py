@@ -1,0 +1,153 @@
+"""Served with authentication: attacks from clients against a real ``langgraph dev``.
+
+One server (``langgraph.served.json``) holds two users' memories, a deployment model endpoint
+and an API key.  Clients driven by ``langgraph-sdk`` try to send the key elsewhere, open a
+store of their choosing, read the other user's memories and threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.client import SyncLangGraphClient
+
+from agent import auth
+from agent.context import Deployed
+from agent.state import RecallOutput
+from tests.conftest import deployed
+from tests.integration.conftest import ingest
+from tests.langgraph_server import langgraph_dev
+from tests.openai_server import Reply, ScriptedOpenAI
+from tests.tenants import secret, tenant_sessions
+
+pytestmark = pytest.mark.integration
+CANARY = "sk-canary-4f1d9c0b7e"
+LOCKER = "What is Maya's locker combination?"
+
+
+@dataclass
+class Served:
+    url: str
+    tokens: dict[str, str]
+    context: Deployed
+    endpoint: ScriptedOpenAI  # the deployment's model endpoint
+    listener: ScriptedOpenAI  # what a client would like the key sent to
+
+    def client(self, user: str | None) -> SyncLangGraphClient:
+        headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
+        return get_sync_client(url=self.url, headers=headers)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("served")
+    context = deployed(store_dir=str(root / "store"))
+    ingest(context, "alice", tenant_sessions(0))
+    ingest(context, "bob", tenant_sessions(1))
+    users = root / "users.json"
+    tokens = {name: auth.add_user(users, name) for name in ("alice", "bob")}
+    endpoint = ScriptedOpenAI(lambda request: Reply(status=400, error="not scripted"))
+    listener = ScriptedOpenAI(lambda request: Reply(status=400, error="not scripted"))
+    env = {
+        "RIPPLEGRAPH_STORE": str(root / "store"),
+        "RIPPLEGRAPH_USERS": str(users),
+        "RIPPLEGRAPH_MODEL": "deployment-model",
+        "OPENAI_BASE_URL": endpoint.url,
+        "OPENAI_API_KEY": CANARY,
+    }
+    try:
+        with langgraph_dev("langgraph.served.json", env, root / "server.log") as url:
+            yield Served(url, tokens, context, endpoint, listener)
+    finally:
+        endpoint.close()
+        listener.close()
+
+
+def recall(served: Served, user: str, namespace: str, **context: Any) -> RecallOutput:
+    out = served.client(user).runs.wait(
+        None,
+        "recall",
+        input={"query": LOCKER, "namespace": namespace},
+        context={"namespace": namespace, **context},
+    )
+    assert isinstance(out, dict) and "__error__" not in out, out
+    return RecallOutput.model_validate(out)
+
+
+def test_requests_without_a_valid_token_are_refused(served: Served) -> None:
+    for headers in ({}, {"Authorization": "Bearer rg_not-a-token"}, {"Authorization": "x"}):
+        response = httpx.post(f"{served.url}/assistants/search", json={}, headers=headers)
+        assert response.status_code == 401
+    assert served.client("alice").assistants.search()
+
+
+def test_a_client_cannot_send_the_server_key_elsewhere(served: Served) -> None:
+    before = len(served.endpoint.requests)
+    result = recall(
+        served, "alice", "alice", model="gpt-4.1-mini", base_url=served.listener.url,
+        routing_model="gpt-4.1-mini", structured_output="prompt",
+    )  # fmt: skip
+    assert secret(0) in result.context
+    assert served.listener.requests == [], "the client's endpoint saw a request"
+    seen = served.endpoint.requests[before:]
+    assert seen, "the deployment's own model is still the one called"
+    assert {r.authorization for r in seen} == {f"Bearer {CANARY}"}
+    assert {r.body["model"] for r in seen} == {"deployment-model"}
+
+
+def test_a_client_cannot_choose_the_store(served: Served, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    result = recall(served, "alice", "alice", store_dir=str(elsewhere), chroma_url="http://x:1")
+    assert secret(0) in result.context, "recalled from the deployment's store"
+    assert not elsewhere.exists()
+
+
+@pytest.mark.parametrize("asked", ["alice", "bob", "default"])
+def test_a_user_recalls_only_their_own_memories(served: Served, asked: str) -> None:
+    result = recall(served, "bob", asked)
+    assert {e.memory.namespace for e in result.evidence} == {"bob"}
+    assert secret(1) in result.context and secret(0) not in result.context
+    own = recall(served, "alice", "bob")
+    assert {e.memory.namespace for e in own.evidence} == {"alice"}
+
+
+def test_a_chat_turn_is_remembered_in_the_users_own_namespace(served: Served) -> None:
+    store = served.context.store()
+    before = {ns: store.count_units(ns) for ns in ("alice", "bob")}
+    out = served.client("bob").runs.wait(
+        None,
+        "chat",
+        input={"messages": [{"role": "user", "content": "I adopted a cat called Pixel."}]},
+        context={"namespace": "alice", "user_name": "Bob"},
+    )
+    assert isinstance(out, dict) and "__error__" not in out, out
+    assert store.count_units("alice") == before["alice"]
+    assert store.count_units("bob") == before["bob"] + 1
+    assert any("Pixel" in u.text for u in store.all_units("bob"))
+
+
+def test_a_user_cannot_reach_another_users_threads(served: Served) -> None:
+    alice, bob = served.client("alice"), served.client("bob")
+    thread = alice.threads.create()
+    alice.runs.wait(thread["thread_id"], "recall", input={"query": LOCKER, "namespace": "alice"})
+    tid = thread["thread_id"]
+    assert secret(0) in alice.threads.get_state(tid)["values"]["context"]
+    assert tid not in {t["thread_id"] for t in bob.threads.search(limit=100)}
+    for attempt in (
+        lambda: bob.threads.get(tid),
+        lambda: bob.threads.get_state(tid),
+        lambda: bob.threads.get_history(tid),
+        lambda: bob.threads.update(tid, metadata={"owner": "bob"}),
+        lambda: bob.runs.wait(tid, "recall", input={"query": LOCKER, "namespace": "alice"}),
+        lambda: bob.threads.delete(tid),
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            attempt()
+        assert refused.value.response.status_code in (403, 404)
+    assert alice.threads.get(tid)["metadata"]["owner"] == "alice"
