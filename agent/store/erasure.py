@@ -7,6 +7,7 @@ calls these helpers so that no file under the store still holds what was forgott
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -22,6 +23,21 @@ def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     db.execute("PRAGMA secure_delete=ON")
     return db
+
+
+def zero_tail(path: Path, start: int) -> None:
+    """Overwrite a file's bytes from ``start`` to its end with zeros, if any is not zero."""
+    if not path.is_file() or path.stat().st_size <= start:
+        return
+    with path.open("r+b") as file:
+        file.seek(start)
+        tail = file.read()
+        if tail.count(0) == len(tail):
+            return
+        file.seek(start)
+        file.write(bytes(len(tail)))
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def vacuum(path: Path) -> None:

@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import struct
 import threading
 from collections.abc import Sequence
 from contextlib import closing
@@ -25,7 +26,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from agent.store.erasure import vacuum
+from agent.store.erasure import vacuum, zero_tail
 
 COLLECTION_PREFIX = "rg_"
 _MAX_BATCH = 4000  # below Chroma's max batch size on every backend
@@ -33,6 +34,9 @@ _MAX_BATCH = 4000  # below Chroma's max batch size on every backend
 # neighbour for 20 of 760 LoCoMo dev questions, and not the same ones from one process to the
 # next; at 400 every top 30 was exact.  A namespace is small enough that this costs little.
 EF_SEARCH = 400
+# hnswlib's header.bin: version, level-0 offset, capacity, live elements, bytes per element,
+# label offset, data offset.
+_HNSW_HEADER = "=iQQQQQQ"
 
 
 def _telemetry_off() -> Any:
@@ -75,6 +79,7 @@ class VectorIndex:
                 if hnsw.get("ef_search", EF_SEARCH) < EF_SEARCH:  # made by an older version
                     collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
                 self._collections[namespace] = collection
+                self._scrub(namespace)
             return collection
 
     @classmethod
@@ -116,6 +121,7 @@ class VectorIndex:
                 ids=list(ids[start:stop]),
                 embeddings=embeddings[start:stop],
             )
+        self._scrub(namespace)
 
     def query(
         self, namespace: str, embeddings: np.ndarray, k: int
@@ -184,6 +190,22 @@ class VectorIndex:
                     raise
             for folder in folders:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    def _scrub(self, namespace: str) -> None:
+        """Zero what an embedded collection's HNSW files hold beyond their live elements.
+
+        Chroma's hnswlib writes its element buffers at full capacity, unused slots included,
+        from memory it never cleared (chroma-core/chroma#7688): a new collection's files can
+        hold whatever the process had freed — another namespace's text, a forgotten memory.
+        The header says how many elements are live; every byte after them is zeroed.
+        """
+        for folder in self._segment_folders(namespace):
+            header = folder / "header.bin"
+            if not header.is_file():
+                continue
+            *_, count, per_element, _, _ = struct.unpack_from(_HNSW_HEADER, header.read_bytes())
+            zero_tail(folder / "data_level0.bin", count * per_element)
+            zero_tail(folder / "length.bin", count * 4)
 
     def _segment_folders(self, namespace: str) -> list[Path]:
         """The embedded collection's vector segment folders (none on a server)."""

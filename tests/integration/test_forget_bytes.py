@@ -17,6 +17,7 @@ from agent.cli import app
 from agent.context import Deployed
 from agent.graph import recall_graph
 from agent.state import RecallInput, RecallOutput
+from tests.conftest import deployed
 from tests.integration.conftest import ingest
 from tests.tenants import secret, tenant_sessions
 
@@ -104,3 +105,22 @@ def test_the_byte_check_sees_what_a_store_holds(fresh_context: Deployed) -> None
         assert found(files, [v.astype(np.float32).tobytes() for v in vectors])
     checkpoints = {p: d for p, d in files.items() if p.name == "checkpoints.sqlite"}
     assert found(checkpoints, [u.id.encode() for u in units]), "threads quote the evidence"
+
+
+def test_index_files_hold_nothing_past_their_live_elements(tmp_path: Path) -> None:
+    """Chroma writes its HNSW buffers unzeroed (chroma#7688); the store zeroes the slack."""
+    context = deployed(store_dir=str(tmp_path / "store"))
+    store = context.store()
+    ingest(context, "alice", tenant_sessions(0))
+    folders = store.vectors._segment_folders("alice")
+    assert folders
+    marker = b"freed heap: vault0code23757"
+    for folder in folders:  # what an unlucky allocation leaves in the unused slots
+        for name in ("data_level0.bin", "length.bin"):
+            with (folder / name).open("r+b") as file:
+                file.seek(-len(marker), 2)
+                file.write(marker)
+    unit = store.all_units("alice")[0]
+    store.vectors.upsert("alice", [unit.id], store.embeddings("alice", [unit.id])[unit.id][None])
+    assert found(store_bytes(tmp_path / "store"), [marker]) == []
+    assert unit.id in {m for m, _ in store.search_semantic("alice", unit.text, 3)}
