@@ -23,7 +23,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     config = context.recall_config()
     people, places = store.vocabulary(run.namespace)
     cues = state.cues or parse_query(
-        state.query, people, places, store.relational.latest_time(run.namespace), _resolver
+        state.query, people, places, store.latest_time(run.namespace), _resolver
     )
     # One model call for the question and its name-free form; later reads hit the cache.
     store.embedder.queries([state.query, *([cues.content] if cues.content else [])])

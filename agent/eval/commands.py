@@ -245,29 +245,30 @@ def prefeval(
     )
 
 
-@bench.command("latency")
-def latency(
-    data: Annotated[Path, typer.Option("--data", help="LoCoMo file whose turns are replicated.")],
-    units: Annotated[str, typer.Option("--units", help="Store sizes.")] = "1000,10000,100000",
+@bench.command("scale")
+def scale(
+    data: Annotated[Path, typer.Option("--data", help="LoCoMo file ingested into one namespace.")],
+    units: Annotated[str, typer.Option("--units", help="Namespace sizes.")] = "10000,100000",
     queries: Annotated[int, typer.Option("--queries", help="Timed questions per size.")] = 50,
+    turns: Annotated[int, typer.Option("--turns", help="Write→recall turns per size.")] = 30,
     store: StoreOption = None,
     out: OutOption = None,
     results_dir: ResultsOption = DEFAULT_RESULTS,
     charts: ChartsOption = True,
 ) -> None:
-    """Ingest throughput, recall p50/p95 per node at each size, and the raw floor."""
-    from agent.eval.latency import run_latency
+    """One namespace grown to each size: recall, floor, write→recall, memory; ingest speed."""
     from agent.eval.locomo import load_locomo
+    from agent.eval.scale import run_scale
 
     sizes = [int(n) for n in units.split(",")]
     dataset = load_locomo(data)
-    with _store(store) as context, _progress("latency", len(sizes)) as advance:
-        results = run_latency(context, dataset, sizes, queries, advance)
+    with _store(store) as context, _progress("scale", len(sizes)) as advance:
+        results = run_scale(context, dataset, sizes, queries, turns, advance)
     _publish(
-        "latency",
+        "scale",
         results,
-        report.latency_markdown(results),
-        report.latency_chart,
+        report.scale_markdown(results),
+        report.scale_chart,
         results_dir,
         out,
         charts,

@@ -10,6 +10,7 @@ knowledge was used.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,31 +28,24 @@ CONSTRAINT = re.compile(
     r"new job|lost)\b"
 )  # searched in lower-cased text: four times faster than re.IGNORECASE on long turns
 _cache: DerivedCache[list[MemoryUnit]] = DerivedCache()
-# Whether a unit states a constraint never changes, so each unit is searched once, not once per
-# namespace version: a write then costs one search, not one per stored unit.  Keyed by id.
-_states_constraint: dict[str, bool] = {}
-_MEMO_LIMIT = 200_000
 
 
 def _is_constraint(memory: MemoryUnit) -> bool:
-    if memory.kind is MemoryKind.STATE:
-        return True
-    found = _states_constraint.get(memory.id)
-    if found is None:
-        if len(_states_constraint) > _MEMO_LIMIT:
-            _states_constraint.clear()
-        found = _states_constraint[memory.id] = bool(CONSTRAINT.search(memory.text.lower()))
-    return found
+    return memory.kind is MemoryKind.STATE or bool(CONSTRAINT.search(memory.text.lower()))
+
+
+def _constraints(units: Sequence[MemoryUnit]) -> list[MemoryUnit]:
+    return [m for m in units if _is_constraint(m)]
 
 
 def standing_constraints(store: MemoryStore, namespace: str) -> list[MemoryUnit]:
-    """State memories and memories that state a constraint, cached per namespace version."""
+    """State memories and memories that state a constraint, in write order.
 
-    def build() -> list[MemoryUnit]:
-        return [m for m in store.all_units(namespace) if _is_constraint(m)]
-
-    generation = store.relational.generation(namespace)
-    return _cache.get(store.directory, namespace, generation, (), build)
+    Followed per namespace: a write tests only its new units.
+    """
+    return store.follow(
+        _cache, namespace, _constraints, lambda found, units: [*found, *_constraints(units)]
+    )
 
 
 def seek_constraints(

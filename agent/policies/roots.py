@@ -35,13 +35,22 @@ def _subject(memory: MemoryUnit) -> str:
     return others[0] if others else (memory.provenance.speaker or "the user")
 
 
-def build_roots(units: Sequence[MemoryUnit], max_units: int, evidence: int) -> list[RootUnit]:
-    """Group standing memories by person and topic; the largest groups become root units."""
-    groups: dict[tuple[str, str], list[MemoryUnit]] = {}
+Groups = dict[tuple[str, str], list[MemoryUnit]]
+_groups: DerivedCache[Groups] = DerivedCache()
+
+
+def grouped(groups: Groups, units: Sequence[MemoryUnit]) -> Groups:
+    """The groups with the units' standing memories added by (person, topic), in write order."""
+    merged = {key: list(members) for key, members in groups.items()}
     for memory in units:
         topic = _TOPICS.get(memory.kind)
         if topic is not None:
-            groups.setdefault((_subject(memory), topic), []).append(memory)
+            merged.setdefault((_subject(memory), topic), []).append(memory)
+    return merged
+
+
+def build_roots(groups: Groups, max_units: int, evidence: int) -> list[RootUnit]:
+    """The largest (person, topic) groups of standing memories become root units."""
     ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))[:max_units]
     roots = []
     for (person, topic), members in ranked:
@@ -88,7 +97,8 @@ def namespace_roots(
         consolidated = consolidated_roots(store, namespace)
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
-        roots = build_roots(store.all_units(namespace), max_units, evidence)
+        groups = store.follow(_groups, namespace, lambda units: grouped({}, units), grouped)
+        roots = build_roots(groups, max_units, evidence)
         return roots, evidence_means(store, namespace, roots)
 
     generation = store.relational.generation(namespace)

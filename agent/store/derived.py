@@ -1,8 +1,11 @@
 """Caches of values derived from a namespace's memories (roots, constraints, searches).
 
 An entry is valid for one write generation of its namespace: any write or forget bumps the
-generation, so the next read rebuilds it.  Forgetting also evicts the entries at once, so no
-forgotten text lingers in process memory.
+generation.  A value derived from the units alone (the BM25 index, the vocabulary, standing
+memories) then *grows* by the units written since (``DerivedCache.follow``), so the chat
+loop's write costs the next recall what it added, not a rebuild of the whole namespace; a
+deletion rebuilds it.  Other values are rebuilt.  Forgetting also evicts the entries at once,
+so no forgotten text lingers in process memory.
 """
 
 from __future__ import annotations
@@ -10,11 +13,33 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from agent.memory import MemoryUnit
 
 T = TypeVar("T")
 _registry: list[DerivedCache[Any]] = []
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a namespace holds beyond a write sequence number."""
+
+    units: list[tuple[int, MemoryUnit]]  # (write sequence, unit), in write order
+    count: int  # units in the namespace now
+    anchor: str | None  # the unit now at the sequence number asked about, if any
+
+
+@dataclass
+class _Followed(Generic[T]):
+    generation: int
+    value: T
+    seq: int
+    anchor: str | None
+    count: int
 
 
 class DerivedCache(Generic[T]):
@@ -28,6 +53,7 @@ class DerivedCache(Generic[T]):
         self._entries: OrderedDict[tuple[Hashable, ...], tuple[int, T]] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
+        self._followed: dict[tuple[Hashable, ...], _Followed[T]] = {}
         _registry.append(self)
 
     def get(
@@ -53,17 +79,59 @@ class DerivedCache(Generic[T]):
                 self._entries.popitem(last=False)
         return value
 
+    def follow(
+        self,
+        directory: Path,
+        namespace: str,
+        generation: int,
+        changes: Callable[[int], Changes],
+        build: Callable[[list[MemoryUnit]], T],
+        grow: Callable[[T, list[MemoryUnit]], T],
+    ) -> T:
+        """A value of the namespace's units, grown by the units written since it was made.
+
+        ``changes(seq)`` reports the units after write sequence ``seq``; when the unit last
+        seen is still there and the count adds up, nothing was deleted and ``grow`` adds the
+        new units (in write order); otherwise ``build`` starts again from every unit.
+        """
+        key = (str(directory), namespace)
+        with self._lock:
+            hit = self._followed.get(key)
+            if hit is not None and hit.generation == generation:
+                return hit.value
+            fresh = changes(hit.seq if hit else 0)
+            new = [unit for _, unit in fresh.units]
+            if (
+                hit is not None
+                and fresh.anchor == hit.anchor
+                and hit.count + len(new) == fresh.count
+            ):
+                value = grow(hit.value, new) if new else hit.value
+                seq, anchor = hit.seq, hit.anchor
+            else:
+                if hit is not None:
+                    fresh = changes(0)
+                    new = [unit for _, unit in fresh.units]
+                value, seq, anchor = build(new), 0, None
+            if fresh.units:
+                seq, anchor = fresh.units[-1][0], fresh.units[-1][1].id
+            self._followed[key] = _Followed(generation, value, seq, anchor, fresh.count)
+            return value
+
     def evict(self, directory: Path, namespace: str) -> None:
         """Drop every entry of the namespace."""
         with self._lock:
             for key in [k for k in self._entries if k[:2] == (str(directory), namespace)]:
                 del self._entries[key]
+            self._followed.pop((str(directory), namespace), None)
 
     def clear(self, directory: Path) -> None:
         """Drop every entry of the store."""
         with self._lock:
             for key in [k for k in self._entries if k[0] == str(directory)]:
                 del self._entries[key]
+            for key in [k for k in self._followed if k[0] == str(directory)]:
+                del self._followed[key]
 
 
 def evict_namespace(directory: Path, namespace: str) -> None:

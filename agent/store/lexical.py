@@ -1,59 +1,120 @@
-"""The lexical channel: Okapi BM25 over each namespace's memory texts.
+"""The lexical channel: Okapi BM25 over each namespace's memory texts, grown in place.
 
-An index is rebuilt lazily, the first time a namespace is searched after a write (the store's
-per-namespace generation counter says when), never per query.
+rank-bm25's ``BM25Okapi`` is the reference: ``Bm25`` scores exactly as it does (k1 = 1.5,
+b = 0.75, negative idf floored at 0.25 × the mean idf), but keeps per-term postings, so a
+write adds its documents instead of rebuilding the whole namespace's index, and a query
+touches only the documents that hold its terms.  The store keeps one per namespace in a
+``DerivedCache`` that follows the namespace's writes (a deletion rebuilds it).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from agent.memory import MemoryUnit
 from agent.text import tokenize
 
+K1 = 1.5
+B = 0.75
+EPSILON = 0.25
 
-class LexicalIndex:
-    """Per-namespace BM25 indexes, cached by the namespace's write generation."""
 
-    def __init__(
-        self,
-        corpus: Callable[[str], list[MemoryUnit]],
-        generation: Callable[[str], int],
-    ) -> None:
-        self._corpus = corpus
-        self._generation = generation
-        self._cache: dict[str, tuple[int, list[str], BM25Okapi | None]] = {}
+class Bm25:
+    """BM25Okapi's scores over documents added one at a time (thread-safe)."""
+
+    def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.ids: list[str] = []
+        self._lengths: list[int] = []
+        self._postings: dict[str, tuple[list[int], list[int]]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._length_array: np.ndarray | None = None
+        self._floor: float | None = None
 
-    def _index(self, namespace: str) -> tuple[list[str], BM25Okapi | None]:
-        generation = self._generation(namespace)
+    @classmethod
+    def of(cls, units: Sequence[MemoryUnit]) -> Bm25:
+        """An index of the units' tokens."""
+        return cls().extended(units)
+
+    def extended(self, units: Sequence[MemoryUnit]) -> Bm25:
+        """The units appended to this index, in place; returns the index."""
         with self._lock:
-            cached = self._cache.get(namespace)
-            if cached is not None and cached[0] == generation:
-                return cached[1], cached[2]
-            units = self._corpus(namespace)
-            ids = [unit.id for unit in units]
-            index = BM25Okapi([list(unit.tokens) for unit in units]) if units else None
-            self._cache[namespace] = (generation, ids, index)
-            return ids, index
+            for unit in units:
+                self._add(unit.id, unit.tokens)
+        return self
 
-    def evict(self, namespace: str) -> None:
-        """Drop the namespace's index (it is rebuilt on the next search)."""
+    def add(self, doc_id: str, tokens: Sequence[str]) -> None:
+        """Append one document."""
         with self._lock:
-            self._cache.pop(namespace, None)
+            self._add(doc_id, tokens)
 
-    def search(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
-        """Top ``k`` (id, BM25 score) with a positive score, best first."""
-        terms = tokenize(query)
-        ids, index = self._index(namespace)
-        if index is None or not terms or k <= 0:
-            return []
-        scores = np.asarray(index.get_scores(terms), dtype=np.float64)
-        k = min(k, len(ids))
-        top = np.argpartition(-scores, k - 1)[:k]
-        ranked = sorted(top.tolist(), key=lambda i: (-scores[i], i))
-        return [(ids[i], float(scores[i])) for i in ranked if scores[i] > 0]
+    def _add(self, doc_id: str, tokens: Sequence[str]) -> None:
+        index = len(self.ids)
+        self.ids.append(doc_id)
+        self._lengths.append(len(tokens))
+        for term, frequency in Counter(tokens).items():
+            docs, frequencies = self._postings.setdefault(term, ([], []))
+            docs.append(index)
+            frequencies.append(frequency)
+            self._arrays.pop(term, None)
+        self._length_array = None
+        self._floor = None
+
+    def _idf(self, term: str) -> float:
+        postings = self._postings.get(term)
+        if postings is None:
+            return 0.0
+        size, df = len(self.ids), len(postings[0])
+        idf = float(np.log(size - df + 0.5) - np.log(df + 0.5))
+        if idf >= 0:
+            return idf
+        if self._floor is None:  # ε × the mean idf over the whole vocabulary
+            dfs = np.fromiter((len(d) for d, _ in self._postings.values()), dtype=np.float64)
+            self._floor = EPSILON * float(np.mean(np.log(size - dfs + 0.5) - np.log(dfs + 0.5)))
+        return self._floor
+
+    def scores(self, terms: Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """The document ids and each one's score for the terms (repeated terms count again)."""
+        with self._lock:
+            return list(self.ids), self._scores(terms)
+
+    def _scores(self, terms: Sequence[str]) -> np.ndarray:
+        score = np.zeros(len(self.ids))
+        if not self.ids:
+            return score
+        if self._length_array is None:
+            self._length_array = np.asarray(self._lengths, dtype=np.float64)
+        lengths = self._length_array
+        average = float(lengths.mean())
+        for term in terms:
+            if term not in self._postings:
+                continue
+            arrays = self._arrays.get(term)
+            if arrays is None:
+                docs, frequencies = self._postings[term]
+                arrays = self._arrays[term] = (
+                    np.asarray(docs, dtype=np.int64),
+                    np.asarray(frequencies, dtype=np.float64),
+                )
+            docs_array, tf = arrays
+            norm = K1 * (1 - B + B * lengths[docs_array] / average)
+            score[docs_array] += self._idf(term) * (tf * (K1 + 1) / (tf + norm))
+        return score
+
+
+def ranked(index: Bm25, query: str, k: int) -> list[tuple[str, float]]:
+    """Top ``k`` (id, BM25 score) with a positive score, best first."""
+    terms = tokenize(query)
+    if not terms or k <= 0:
+        return []
+    ids, scores = index.scores(terms)
+    if not ids:
+        return []
+    k = min(k, len(ids))
+    top = np.argpartition(-scores, k - 1)[:k]
+    ranked = sorted(top.tolist(), key=lambda i: (-scores[i], i))
+    return [(ids[i], float(scores[i])) for i in ranked if scores[i] > 0]

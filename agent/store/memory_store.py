@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,13 +27,52 @@ from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from agent.store.derived import DerivedCache, evict_namespace
 from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
-from agent.store.lexical import LexicalIndex
+from agent.store.lexical import Bm25, ranked
 from agent.store.relational import CueMatch, Edge, RelationalStore
 from agent.store.vectors import VectorIndex
+from agent.text import normalise_cue
 
 _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
 S = TypeVar("S")
 _searches: DerivedCache[list[Any]] = DerivedCache(limit=512)  # channel results: ids, scores
+_bm25: DerivedCache[Bm25] = DerivedCache()
+
+
+@dataclass
+class Vocabulary:
+    """A namespace's people and places with their unit counts, and its latest memory time."""
+
+    counts: dict[str, Counter[str]] = field(
+        default_factory=lambda: {"person": Counter(), "place": Counter()}
+    )
+    latest: datetime | None = None
+
+    @classmethod
+    def of(cls, units: Sequence[MemoryUnit]) -> Vocabulary:
+        """The vocabulary of the units."""
+        return cls().extended(units)
+
+    def extended(self, units: Sequence[MemoryUnit]) -> Vocabulary:
+        """The units' cues added (a new value: readers may hold the old one)."""
+        counts = {kind: Counter(found) for kind, found in self.counts.items()}
+        latest = self.latest
+        for unit in units:
+            for kind, values in (("person", unit.people), ("place", unit.places)):
+                counts[kind].update({v for v in map(normalise_cue, values) if v})
+            if unit.time is not None and (latest is None or unit.time.end > latest):
+                latest = unit.time.end
+        return Vocabulary(counts, latest)
+
+    def ranked(self) -> tuple[list[str], list[str]]:
+        """People, then places: most frequent first, ties by name."""
+        people, places = (
+            [v for v, _ in sorted(self.counts[kind].items(), key=lambda i: (-i[1], i[0]))]
+            for kind in ("person", "place")
+        )
+        return people, places
+
+
+_vocabularies: DerivedCache[Vocabulary] = DerivedCache()
 
 
 class StoreError(RuntimeError):
@@ -101,7 +142,6 @@ class MemoryStore:
                 if chroma_url
                 else VectorIndex.embedded(self.directory / "chroma", self.store_id)
             )
-        self.lexical = LexicalIndex(self.relational.all_units, self.relational.generation)
         self._vector_cache: dict[str, np.ndarray] = {}
 
     def write_lock(self) -> FileLock:
@@ -146,16 +186,35 @@ class MemoryStore:
         with self._write_lock:
             if self.count_units(target):
                 raise ValueError(f"namespace {target!r} is not empty")
-            units = self.all_units(source)
-            ids = {u.id: memory_id(target, u.provenance, u.text) for u in units}
-            vectors = self.embeddings(source, [u.id for u in units])
-            self.vectors.upsert(
+            return self._copy(self.all_units(source), source, target, "")
+
+    def replicate(self, namespace: str, ids: Sequence[str], tag: str) -> int:
+        """Add copies of some of a namespace's units to it, under ids made with ``tag``.
+
+        The scale benchmark grows one namespace this way: vectors, cues and the edges among
+        the copied units are copied, not recomputed.
+        """
+        with self._write_lock:
+            units = list(self.relational.units(namespace, ids).values())
+            return self._copy(units, namespace, namespace, tag)
+
+    def _copy(self, units: Sequence[MemoryUnit], source: str, target: str, tag: str) -> int:
+        if not units:
+            return 0
+        ids = {
+            u.id: memory_id(
                 target,
-                [ids[u.id] for u in units],
-                np.stack([vectors[u.id] for u in units]),
+                u.provenance.model_copy(update={"session_id": u.provenance.session_id + tag}),
+                u.text,
             )
-            self.relational.copy_namespace(source, target, ids)
-            return len(units)
+            for u in units
+        }
+        vectors = self.embeddings(source, [u.id for u in units])
+        self.vectors.upsert(
+            target, [ids[u.id] for u in units], np.stack([vectors[u.id] for u in units])
+        )
+        self.relational.copy_namespace(source, target, ids)
+        return len(units)
 
     def drop_namespace(self, namespace: str) -> int:
         """Delete a whole namespace from every channel; returns how many units it held.
@@ -230,7 +289,6 @@ class MemoryStore:
     def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:
         for namespace in {u.namespace for u in units}:
             evict_namespace(self.directory, namespace)
-            self.lexical.evict(namespace)
         for unit in units:
             self._vector_cache.pop(unit.id, None)
         self.embedder.forget([u.text for u in units])
@@ -299,10 +357,11 @@ class MemoryStore:
 
     def vocabulary(self, namespace: str) -> tuple[list[str], list[str]]:
         """The namespace's known people and places (normalised), most frequent first."""
-        return (
-            self.relational.vocabulary(namespace, "person"),
-            self.relational.vocabulary(namespace, "place"),
-        )
+        return self.follow(_vocabularies, namespace, Vocabulary.of, Vocabulary.extended).ranked()
+
+    def latest_time(self, namespace: str) -> datetime | None:
+        """The end of the namespace's latest memory time (the "now" of its questions)."""
+        return self.follow(_vocabularies, namespace, Vocabulary.of, Vocabulary.extended).latest
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors by id, served from an in-process cache when seen before.
@@ -352,10 +411,30 @@ class MemoryStore:
             lambda: self.search_vectors(namespace, self.embedder.query(query)[None, :], k)[0],
         )
 
+    def follow(
+        self,
+        cache: DerivedCache[S],
+        namespace: str,
+        build: Callable[[list[MemoryUnit]], S],
+        grow: Callable[[S, list[MemoryUnit]], S],
+    ) -> S:
+        """A value of the namespace's units that grows with its writes (``DerivedCache``)."""
+        return cache.follow(
+            self.directory,
+            namespace,
+            self.relational.generation(namespace),
+            lambda seq: self.relational.units_since(namespace, seq),
+            build,
+            grow,
+        )
+
+    def _lexical(self, namespace: str) -> Bm25:
+        return self.follow(_bm25, namespace, Bm25.of, Bm25.extended)
+
     def search_lexical(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by BM25 score."""
         return self._searched(
-            namespace, ("lexical", query, k), lambda: self.lexical.search(namespace, query, k)
+            namespace, ("lexical", query, k), lambda: ranked(self._lexical(namespace), query, k)
         )
 
     def search_cues(

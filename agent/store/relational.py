@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from agent.store.derived import Changes
 from agent.text import normalise_cue
 
 _SCHEMA = """
@@ -369,19 +370,25 @@ class RelationalStore:
         found = self.units(namespace, ids)
         return [found[mid] for mid in ids if mid in found]
 
-    def vocabulary(self, namespace: str, kind: str) -> list[str]:
-        """Known cue values of one kind (``person`` or ``place``), most frequent first."""
-        rows = self._rows(
-            "SELECT value FROM cues WHERE namespace = ? AND kind = ? GROUP BY value "
-            "ORDER BY COUNT(*) DESC, value",
-            (namespace, kind),
-        )
-        return [str(r[0]) for r in rows]
+    def units_since(self, namespace: str, seq: int) -> Changes:
+        """Units written after write sequence ``seq``, the unit count, and who is at ``seq``.
 
-    def latest_time(self, namespace: str) -> datetime | None:
-        """The end of the namespace's latest memory time (the "now" of its questions)."""
-        rows = self._rows("SELECT MAX(t_end) FROM units WHERE namespace = ?", (namespace,))
-        return _from_epoch(float(rows[0][0])) if rows and rows[0][0] is not None else None
+        A derived index grows from these when ``anchor`` is still the unit it last saw and the
+        count adds up; otherwise something was deleted and it rebuilds.
+        """
+        rows = self._rows(
+            "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
+            (namespace, seq),
+        )
+        found = self.units(namespace, [str(mid) for _, mid in rows])
+        anchor = self._rows(
+            "SELECT id FROM units WHERE namespace = ? AND seq = ?", (namespace, seq)
+        )
+        return Changes(
+            units=[(int(n), found[str(mid)]) for n, mid in rows if str(mid) in found],
+            count=self.count_units(namespace),
+            anchor=str(anchor[0][0]) if anchor else None,
+        )
 
     def count_units(self, namespace: str) -> int:
         """Units stored in the namespace."""
@@ -574,12 +581,10 @@ class RelationalStore:
         return ids
 
     def copy_namespace(self, source: str, target: str, ids: dict[str, str]) -> None:
-        """Copy units, cue entries and edges of ``source`` into the empty ``target``.
+        """Copy units, cue entries and edges of ``source`` into ``target`` (may be ``source``).
 
-        ``ids`` maps every source id to its id in the target namespace.
+        ``ids`` maps each source id to copy to its new id; edges are copied among those units.
         """
-        if self.count_units(target):
-            raise ValueError(f"namespace {target!r} is not empty")
         with self.transaction() as db:
             db.execute("CREATE TEMP TABLE IF NOT EXISTS id_map (old TEXT PRIMARY KEY, new TEXT)")
             db.execute("DELETE FROM id_map")

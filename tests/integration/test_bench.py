@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.context import Deployment
 from agent.eval.locomo import normalise_evidence
 from agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from agent.eval.systems import reciprocal_rank_fusion
@@ -59,18 +60,30 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
     assert (results / "bench_locomo.png").stat().st_size > 1000
 
 
-def test_bench_latency_smoke(tmp_path: Path) -> None:
+def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     data = write_calvin(tmp_path / "locomo.json")
-    args = ["bench", "latency", "--data", str(data), "--units", "3,20", "--queries", "2",
-            "--store", str(tmp_path / "store"), "--results", str(tmp_path / "r")]  # fmt: skip
+    args = ["bench", "scale", "--data", str(data), "--units", "8,20", "--queries", "2",
+            "--turns", "2", "--store", str(tmp_path / "store"),
+            "--results", str(tmp_path / "r")]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
-    summary = json.loads((tmp_path / "r" / "bench_latency.json").read_text())
-    assert summary["ingest"]["units"] == 5
-    assert summary["sizes"]["20"]["units"] == 20  # four copies of the five turns
-    assert summary["sizes"]["3"]["units"] == 3
-    assert summary["sizes"]["20"]["ratio_to_floor"] > 0
-    assert "first_hop_recall" in summary["sizes"]["20"]["per_node_ms"]
+    summary = json.loads((tmp_path / "r" / "bench_scale.json").read_text())
+    ingest = summary["ingest"]
+    assert ingest["units"] == 5 and ingest["units_per_s"] > 0
+    assert ingest["reference_embed_units_per_s"] > 0
+    parts = [ingest[k] for k in ("embed_s", "store_s", "link_s", "other_s")]
+    assert min(parts) >= 0 and sum(parts) <= ingest["seconds"] + 0.1  # (texts embedded
+    # earlier in this process come from the embedder's cache, so embed_s may be 0 here)
+    small, large = summary["sizes"]["8"], summary["sizes"]["20"]
+    assert small["units"] == 8 + 2  # grown to 8, then two remembered turns
+    assert large["units"] == 20 + 2
+    for size in (small, large):
+        assert size["recall_p50_ms"] > 0 and size["floor_p50_ms"] > 0
+        assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
+        assert "first_hop_recall" in size["per_node_p50_ms"]
+    store = Deployment(store_dir=str(tmp_path / "store")).store()
+    assert store.relational.namespaces() == ["scale"], "every unit lives in one namespace"
+    assert (tmp_path / "r" / "bench_scale.md").read_text().startswith("| units |")
 
 
 def write_prefeval(root: Path) -> Path:

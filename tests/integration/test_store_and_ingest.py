@@ -10,11 +10,18 @@ import pytest
 from agent.context import Deployed
 from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
-from agent.store import MemoryStore, StoreError
+from agent.policies.counterfactual import standing_constraints
+from agent.policies.roots import namespace_roots
+from agent.recall_config import RECIPES
+from agent.store import MemoryStore, StoreError, memory_store
+from agent.store.derived import evict_namespace
 from agent.store.memory_store import MemoryStore as Store
 from agent.store.vectors import EF_SEARCH, collection_name
 from studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
+
+ROOTS = RECIPES["full"]
+QUESTIONS = ["Where does Maya eat?", "allergic to seafood", "birthday dinner Harbor Grill"]
 
 pytestmark = pytest.mark.integration
 
@@ -159,12 +166,12 @@ def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
     namespace, question = "demo-searches", "who cannot eat shellfish?"
     demo_store.clone_namespace(DEMO_NAMESPACE, namespace)
     index_reads: list[str] = []  # Chroma and BM25 queries the three channels make
-    query_vectors, query_bm25 = demo_store.vectors.query, demo_store.lexical.search
+    query_vectors, query_bm25 = demo_store.vectors.query, memory_store.ranked
     monkeypatch.setattr(
         demo_store.vectors, "query", lambda *a: index_reads.append("chroma") or query_vectors(*a)
     )
     monkeypatch.setattr(
-        demo_store.lexical, "search", lambda *a: index_reads.append("bm25") or query_bm25(*a)
+        memory_store, "ranked", lambda *a: index_reads.append("bm25") or query_bm25(*a)
     )
 
     def searches() -> tuple[tuple[list[str], list[str], list[str]], list[str]]:
@@ -214,3 +221,46 @@ def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) 
         opened = client.get_collection(collection_name(store.store_id, namespace))
         assert opened.configuration_json["hnsw"]["ef_search"] == EF_SEARCH
         assert opened.configuration_json["hnsw"]["space"] == "cosine"
+
+
+def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
+    fresh_context: Deployed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What writes add to the followed values (BM25, vocabulary, roots…) is what a rebuild gives."""
+    store = fresh_context.store()
+    sessions = demo_sessions()
+    ingest(fresh_context, "ana", sessions[:2])
+    store.search_lexical("ana", "warm up", 5)  # every followed value exists before the writes
+    store.vocabulary("ana")
+    namespace_roots(store, "ana", ROOTS.max_root_units, ROOTS.root_evidence)
+    standing_constraints(store, "ana")
+    asked: list[int] = []
+    since = store.relational.units_since
+    monkeypatch.setattr(
+        store.relational, "units_since", lambda ns, seq: asked.append(seq) or since(ns, seq)
+    )
+    for session in sessions[2:]:  # the chat loop: one session at a time
+        ingest(fresh_context, "ana", [session])
+
+    def observed() -> tuple[object, ...]:
+        store.clear_query_caches()
+        roots, vectors = namespace_roots(store, "ana", ROOTS.max_root_units, ROOTS.root_evidence)
+        return (
+            [store.search_lexical("ana", q, 20) for q in QUESTIONS],
+            store.vocabulary("ana"),
+            store.latest_time("ana"),
+            [m.id for m in standing_constraints(store, "ana")],
+            roots,
+            vectors.tolist(),
+        )
+
+    grown = observed()
+    assert asked and 0 not in asked, "every followed value grew; none was rebuilt"
+    evict_namespace(store.directory, "ana")
+    assert observed() == grown
+    rows = store.relational._rows(
+        "SELECT value FROM cues WHERE namespace = ? AND kind = 'person' GROUP BY value "
+        "ORDER BY COUNT(*) DESC, value",
+        ("ana",),
+    )
+    assert store.vocabulary("ana")[0] == [r[0] for r in rows]

@@ -1,0 +1,201 @@
+"""Scale inside one memory: a long-lived user's namespace grown to N units, timed as used.
+
+Every LoCoMo dev conversation is ingested into one namespace (session ids keep their
+conversation prefix); that ingest is timed and split into embedding, storage and linking,
+beside plain sentence-transformers encoding the same texts.  The namespace then grows by
+copies of its own units under fresh ids (vectors, cues and edges copied, not recomputed),
+and at each size it is timed three ways, after one untimed pass over the questions (a
+long-lived process has built its per-namespace values): recall with cold query caches (the
+search memo and query embeddings cleared before each question); the floor any retriever pays
+(embed the question, Chroma's top 10, BM25's top 10); and the chat loop's write→recall
+(remember one new turn, then recall the next question).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from agent.context import Deployed
+from agent.eval.locomo import LocomoData, Question
+from agent.eval.metrics import percentiles
+from agent.graph import ingest_graph, recall_graph
+from agent.memory import Session, Turn
+from agent.state import IngestInput, RecallInput
+from agent.store import MemoryStore
+
+NAMESPACE = "scale"
+
+
+def resident_mb() -> float:
+    """The process's resident memory now (Linux), else its peak."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def timed_ingest(context: Deployed, sessions: Sequence[Session]) -> dict[str, Any]:
+    """Ingest into the scale namespace, per node, with the embedding's share measured."""
+    store = context.store()
+    embedded_before = store.embedder.document_seconds
+    nodes: dict[str, float] = {}
+    started = previous = time.perf_counter()
+    for update in ingest_graph.stream(
+        IngestInput(namespace=NAMESPACE, sessions=list(sessions)),
+        context=context,
+        stream_mode="updates",
+    ):
+        now = time.perf_counter()
+        for node in update:
+            nodes[node] = nodes.get(node, 0.0) + now - previous
+        previous = now
+    embedding = store.embedder.document_seconds - embedded_before
+    seconds = time.perf_counter() - started
+    units = store.count_units(NAMESPACE)
+    return {
+        "units": units,
+        "seconds": round(seconds, 1),
+        "units_per_s": round(units / seconds, 1),
+        "embed_s": round(embedding, 3),
+        "store_s": round(nodes.get("write_memories", 0.0) - embedding, 3),
+        "link_s": round(nodes.get("link_memories", 0.0), 3),
+        "other_s": round(
+            sum(v for k, v in nodes.items() if k not in ("write_memories", "link_memories")), 3
+        ),
+        "embed_share": round(embedding / seconds, 3),
+    }
+
+
+def reference_rate(store: MemoryStore) -> float:
+    """Units/s of plain sentence-transformers ``encode`` (default batch size) on the texts."""
+    from sentence_transformers import SentenceTransformer
+
+    texts = [u.text for u in store.all_units(NAMESPACE)]
+    model = getattr(store.embedder.embeddings, "_model", None)
+    if not isinstance(model, SentenceTransformer):
+        raise ValueError("the reference embeds with the local sentence-transformers model")
+    started = time.perf_counter()
+    model.encode(texts)
+    return round(len(texts) / (time.perf_counter() - started), 1)
+
+
+def grow(store: MemoryStore, base: Sequence[str], size: int) -> int:
+    """Copy the base units into the namespace until it holds ``size``; returns the count."""
+    while (count := store.count_units(NAMESPACE)) < size:
+        store.replicate(NAMESPACE, base[: size - count], f"#at{count}")  # a fresh tag each time
+    return count
+
+
+def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> dict[str, Any]:
+    """Recall, floor and write→recall timings in the scale namespace as it is now."""
+    store = context.store()
+    for question in questions:  # steady state: every per-namespace value built once, untimed
+        recall_graph.invoke(RecallInput(query=question.text, namespace=NAMESPACE), context=context)
+    totals: list[float] = []
+    dense: list[float] = []
+    lexical: list[float] = []
+    per_node: dict[str, list[float]] = {}
+    for question in questions:
+        store.clear_query_caches()
+        started = time.perf_counter()
+        store.search_semantic(NAMESPACE, question.text, 10)
+        dense.append(_ms(started))
+        started = time.perf_counter()
+        store.search_lexical(NAMESPACE, question.text, 10)
+        lexical.append(_ms(started))
+        store.clear_query_caches()
+        started = previous = time.perf_counter()
+        for update in recall_graph.stream(
+            RecallInput(query=question.text, namespace=NAMESPACE),
+            context=context,
+            stream_mode="updates",
+        ):
+            now = time.perf_counter()
+            for node in update:
+                per_node.setdefault(node, []).append((now - previous) * 1000)
+            previous = now
+        totals.append(_ms(started))
+    writes, after = write_then_recall(context, questions, turns)
+    floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
+    recall = percentiles(totals)
+    return {
+        "units": store.count_units(NAMESPACE),
+        "recall_p50_ms": recall["p50"],
+        "recall_p95_ms": recall["p95"],
+        "floor_p50_ms": round(floor, 1),
+        "write_then_recall_p50_ms": percentiles(after)["p50"],
+        "write_p50_ms": percentiles(writes)["p50"],
+        "rss_mb": resident_mb(),
+        "ratio_to_floor": round(recall["p50"] / floor, 2) if floor else None,
+        "floor_ms": {
+            "chroma_top10_with_embedding": percentiles(dense),
+            "bm25_top10": percentiles(lexical),
+        },
+        "per_node_p50_ms": {node: percentiles(v)["p50"] for node, v in per_node.items()},
+    }
+
+
+def write_then_recall(
+    context: Deployed, questions: Sequence[Question], turns: int
+) -> tuple[list[float], list[float]]:
+    """The chat loop: remember one new user turn, then recall; (write ms, recall ms) each."""
+    store = context.store()
+    writes: list[float] = []
+    after: list[float] = []
+    stamp = datetime(2030, 1, 1) + timedelta(seconds=store.count_units(NAMESPACE))
+    for index in range(turns):
+        question = questions[index % len(questions)]
+        said = f"Turn {stamp:%H%M%S}-{index}: I keep thinking about {question.text.lower()}"
+        session = Session(
+            id=f"chat/{stamp:%Y%m%d%H%M%S}/{index}",
+            date=stamp,
+            turns=[Turn(speaker="User", text=said, id=f"t{index}")],
+        )
+        started = time.perf_counter()
+        ingest_graph.invoke(IngestInput(namespace=NAMESPACE, sessions=[session]), context=context)
+        writes.append(_ms(started))
+        store.clear_query_caches()
+        started = time.perf_counter()
+        recall_graph.invoke(RecallInput(query=question.text, namespace=NAMESPACE), context=context)
+        after.append(_ms(started))
+    return writes, after
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def run_scale(
+    context: Deployed,
+    data: LocomoData,
+    sizes: list[int],
+    queries: int = 50,
+    turns: int = 30,
+    advance: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Ingest once, then grow the one namespace through ``sizes`` (ascending) and time it."""
+    started = time.perf_counter()
+    store = context.store()
+    sessions = [s for conversation in data.sessions.values() for s in conversation]
+    ingest = timed_ingest(context, sessions)
+    ingest["reference_embed_units_per_s"] = reference_rate(store)
+    base = [u.id for u in store.all_units(NAMESPACE)]
+    questions = data.questions[:: max(1, len(data.questions) // queries)][:queries]
+    results: dict[str, Any] = {"ingest": ingest, "sizes": {}}
+    for size in sorted(sizes):
+        grow(store, base, size)
+        results["sizes"][str(size)] = time_size(context, questions, turns)
+        advance()
+    rss = [(s["units"], s["rss_mb"]) for s in results["sizes"].values()]
+    if len(rss) > 1:
+        (small, small_mb), (large, large_mb) = rss[0], rss[-1]
+        results["rss_mb_per_10k_units"] = round((large_mb - small_mb) / (large - small) * 10_000, 1)
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    return results
