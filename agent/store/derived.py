@@ -1,11 +1,11 @@
 """Caches of values derived from a namespace's memories (roots, constraints, searches).
 
 An entry is valid for one write generation of its namespace: any write or forget bumps the
-generation.  A value derived from the units alone (the BM25 index, the vocabulary, standing
-memories) then *grows* by the units written since (``DerivedCache.follow``), so the chat
-loop's write costs the next recall what it added, not a rebuild of the whole namespace; a
-deletion rebuilds it.  Other values are rebuilt.  Forgetting also evicts the entries at once,
-so no forgotten text lingers in process memory.
+generation.  A value derived from the units alone (the BM25 index, the cue index, the
+vocabulary, standing memories) then *grows* by the units written since
+(``DerivedCache.follow``), so the chat loop's write costs the next recall what it added, not
+a rebuild of the whole namespace; a deletion rebuilds it.  Other values are rebuilt.
+Forgetting also evicts the entries at once, so no forgotten text lingers in process memory.
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ class Changes:
     """What a namespace holds beyond a write sequence number."""
 
     units: list[tuple[int, MemoryUnit]]  # (write sequence, unit), in write order
-    count: int  # units in the namespace now
-    anchor: str | None  # the unit now at the sequence number asked about, if any
+    removals: int  # deletions the namespace has seen, ever
 
 
 @dataclass
@@ -38,8 +37,7 @@ class _Followed(Generic[T]):
     generation: int
     value: T
     seq: int
-    anchor: str | None
-    count: int
+    removals: int
 
 
 class DerivedCache(Generic[T]):
@@ -90,9 +88,9 @@ class DerivedCache(Generic[T]):
     ) -> T:
         """A value of the namespace's units, grown by the units written since it was made.
 
-        ``changes(seq)`` reports the units after write sequence ``seq``; when the unit last
-        seen is still there and the count adds up, nothing was deleted and ``grow`` adds the
-        new units (in write order); otherwise ``build`` starts again from every unit.
+        ``changes(seq)`` reports the units after write sequence ``seq`` and the namespace's
+        deletion count; while that count is the one last seen, ``grow`` adds the new units
+        (in write order); after a deletion ``build`` starts again from every unit.
         """
         key = (str(directory), namespace)
         with self._lock:
@@ -101,21 +99,16 @@ class DerivedCache(Generic[T]):
                 return hit.value
             fresh = changes(hit.seq if hit else 0)
             new = [unit for _, unit in fresh.units]
-            if (
-                hit is not None
-                and fresh.anchor == hit.anchor
-                and hit.count + len(new) == fresh.count
-            ):
-                value = grow(hit.value, new) if new else hit.value
-                seq, anchor = hit.seq, hit.anchor
+            if hit is not None and fresh.removals == hit.removals:
+                value, seq = (grow(hit.value, new) if new else hit.value), hit.seq
             else:
                 if hit is not None:
                     fresh = changes(0)
                     new = [unit for _, unit in fresh.units]
-                value, seq, anchor = build(new), 0, None
+                value, seq = build(new), 0
             if fresh.units:
-                seq, anchor = fresh.units[-1][0], fresh.units[-1][1].id
-            self._followed[key] = _Followed(generation, value, seq, anchor, fresh.count)
+                seq = fresh.units[-1][0]
+            self._followed[key] = _Followed(generation, value, seq, fresh.removals)
             return value
 
     def evict(self, directory: Path, namespace: str) -> None:

@@ -24,11 +24,12 @@ from langchain_core.embeddings import Embeddings
 
 from agent.memory import MemoryUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from agent.store.cue_index import CueIndex, CueMatch
 from agent.store.derived import DerivedCache, evict_namespace
 from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
 from agent.store.lexical import Bm25, ranked
-from agent.store.relational import CueMatch, Edge, RelationalStore
+from agent.store.relational import Edge, RelationalStore
 from agent.store.vectors import VectorIndex
 from agent.text import normalise_cue
 
@@ -36,6 +37,7 @@ _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
 S = TypeVar("S")
 _searches: DerivedCache[list[Any]] = DerivedCache(limit=512)  # channel results: ids, scores
 _bm25: DerivedCache[Bm25] = DerivedCache()
+_cue_indexes: DerivedCache[CueIndex] = DerivedCache()
 
 
 @dataclass
@@ -460,14 +462,9 @@ class MemoryStore:
 
         def search() -> list[CueMatch]:
             wanted = k if query is None else max(k, CUE_CANDIDATES)
-            matches = self.relational.cue_matches(
-                namespace,
-                people,
-                places,
-                interval,
-                k=wanted,
-                exclude=exclude,
-                window_days=window_days,
+            index = self.follow(_cue_indexes, namespace, CueIndex.of, CueIndex.extended)
+            matches = index.matches(
+                people, places, interval, k=wanted, exclude=exclude, window_days=window_days
             )
             if query is None or len(matches) <= 1:
                 return matches[:k]

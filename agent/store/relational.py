@@ -13,7 +13,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from agent.store.cue_index import epoch
 from agent.store.derived import Changes
 from agent.text import normalise_cue
 
@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS units (
     session_time TEXT
 );
 CREATE INDEX IF NOT EXISTS units_by_namespace ON units (namespace, seq);
-CREATE INDEX IF NOT EXISTS units_by_time ON units (namespace, t_start, t_end);
+DROP INDEX IF EXISTS units_by_time;  -- no query uses it: time matching is the cue index's
 CREATE TABLE IF NOT EXISTS cues (
     namespace TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('person', 'place')),
@@ -150,11 +150,8 @@ _UNREGISTERED = (
 )
 
 _UNIT_CACHE_LIMIT = 200_000
+_REMOVALS = "removals:"  # meta key prefix: unit deletions per namespace, never reset
 _log = logging.getLogger(__name__)
-
-
-def _to_epoch(moment: datetime) -> float:
-    return moment.replace(tzinfo=UTC).timestamp()
 
 
 def _from_epoch(seconds: float) -> datetime:
@@ -172,15 +169,6 @@ class Edge(NamedTuple):
     dst: str
     type: str
     weight: float
-
-
-@dataclass(frozen=True)
-class CueMatch:
-    """A unit found through the cue indexes, with how many query cues it shares."""
-
-    unit_id: str
-    shared: int
-    time_distance_days: float
 
 
 class RelationalStore:
@@ -287,8 +275,8 @@ class RelationalStore:
                         unit.kind.value,
                         json.dumps(unit.people),
                         json.dumps(unit.places),
-                        _to_epoch(unit.time.start) if unit.time else None,
-                        _to_epoch(unit.time.end) if unit.time else None,
+                        epoch(unit.time.start) if unit.time else None,
+                        epoch(unit.time.end) if unit.time else None,
                         unit.provenance.session_id,
                         json.dumps(unit.provenance.turn_ids),
                         unit.provenance.speaker,
@@ -371,23 +359,23 @@ class RelationalStore:
         return [found[mid] for mid in ids if mid in found]
 
     def units_since(self, namespace: str, seq: int) -> Changes:
-        """Units written after write sequence ``seq``, the unit count, and who is at ``seq``.
+        """Units written after write sequence ``seq``, and how many deletions the namespace saw.
 
-        A derived index grows from these when ``anchor`` is still the unit it last saw and the
-        count adds up; otherwise something was deleted and it rebuilds.
+        A derived value grows by these units while the deletion count is the one it last saw;
+        a deletion (which may also free a sequence number for reuse) makes it rebuild.
         """
-        rows = self._rows(
-            "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
-            (namespace, seq),
-        )
+        with self._lock:  # one snapshot: the units and the count agree
+            rows = self._db.execute(
+                "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
+                (namespace, seq),
+            ).fetchall()
+            removed = self._db.execute(
+                "SELECT value FROM meta WHERE key = ?", (_REMOVALS + namespace,)
+            ).fetchone()
         found = self.units(namespace, [str(mid) for _, mid in rows])
-        anchor = self._rows(
-            "SELECT id FROM units WHERE namespace = ? AND seq = ?", (namespace, seq)
-        )
         return Changes(
             units=[(int(n), found[str(mid)]) for n, mid in rows if str(mid) in found],
-            count=self.count_units(namespace),
-            anchor=str(anchor[0][0]) if anchor else None,
+            removals=int(removed[0]) if removed else 0,
         )
 
     def count_units(self, namespace: str) -> int:
@@ -396,55 +384,6 @@ class RelationalStore:
         return int(rows[0][0])
 
     # --- cue index -------------------------------------------------------------------------
-
-    def cue_matches(
-        self,
-        namespace: str,
-        people: Iterable[str],
-        places: Iterable[str],
-        interval: TimeInterval | None,
-        *,
-        k: int,
-        window_days: float = 7.0,
-        exclude: str | None = None,
-    ) -> list[CueMatch]:
-        """Units sharing the most person/place cues, or near in time; nearest first on ties.
-
-        A time-overlapping (or within ``window_days``) unit counts as sharing one cue.
-        """
-        person_keys = sorted({normalise_cue(p) for p in people} - {""})
-        place_keys = sorted({normalise_cue(p) for p in places} - {""})
-        branches: list[str] = []
-        params: list[object] = []
-        for kind, keys in (("person", person_keys), ("place", place_keys)):
-            if keys:
-                marks = ",".join("?" * len(keys))
-                branches.append(
-                    "SELECT unit_id AS uid FROM cues WHERE namespace = ? AND kind = ? "
-                    f"AND value IN ({marks})"
-                )
-                params += [namespace, kind, *keys]
-        mid = 0.0
-        if interval is not None:
-            start, end = _to_epoch(interval.start), _to_epoch(interval.end)
-            window = window_days * 86400.0
-            mid = (start + end) / 2
-            branches.append(
-                "SELECT id AS uid FROM units WHERE namespace = ? AND t_start < ? AND t_end > ?"
-            )
-            params += [namespace, end + window, start - window]
-        if not branches:
-            return []
-        matches = " UNION ALL ".join(branches)
-        distance = "ABS((u.t_start + u.t_end) / 2 - ?)" if interval is not None else "0"
-        sql = (
-            f"SELECT m.uid, COUNT(*) AS shared, COALESCE({distance}, 1e18) AS dist "
-            f"FROM ({matches}) m JOIN units u ON u.id = m.uid "
-            "WHERE u.id IS NOT ? GROUP BY m.uid ORDER BY shared DESC, dist ASC, u.seq ASC LIMIT ?"
-        )
-        leading: list[object] = [mid] if interval is not None else []
-        rows = self._rows(sql, [*leading, *params, exclude, k])
-        return [CueMatch(str(r[0]), int(r[1]), float(r[2]) / 86400.0) for r in rows]
 
     # --- pending links, forgetting ---------------------------------------------------------
 
@@ -497,6 +436,14 @@ class RelationalStore:
             if str(mid) in named or (speaker is not None and normalise_cue(str(speaker)) == key)
         ]
 
+    @staticmethod
+    def _count_removal(db: sqlite3.Connection, namespace: str) -> None:
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (_REMOVALS + namespace,),
+        )
+
     def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
         """Delete units of ``namespace``, their cue entries and every edge touching them.
 
@@ -528,6 +475,7 @@ class RelationalStore:
                 deleted += found
             if deleted:
                 self._drop_root_evidence(db, namespace, set(deleted))
+                self._count_removal(db, namespace)
                 db.execute(
                     "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
                     (namespace,),
@@ -572,6 +520,7 @@ class RelationalStore:
             for table in ("pending_roots", "cluster_members", "clusters", "root_units"):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
+            self._count_removal(db, namespace)
             db.execute(
                 "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
                 (namespace,),

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
 
 from agent.context import Deployed
 from agent.linking import EDGE_TYPES
-from agent.memory import Session, Turn
+from agent.memory import Session, TimeInterval, Turn
 from agent.policies.counterfactual import standing_constraints
 from agent.policies.roots import namespace_roots
 from agent.recall_config import RECIPES
 from agent.store import MemoryStore, StoreError, memory_store
+from agent.store.cue_index import epoch
 from agent.store.derived import evict_namespace
 from agent.store.memory_store import MemoryStore as Store
 from agent.store.vectors import EF_SEARCH, collection_name
+from agent.text import normalise_cue
 from studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
 
@@ -264,3 +266,72 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
         ("ana",),
     )
     assert store.vocabulary("ana")[0] == [r[0] for r in rows]
+
+
+def sql_cue_matches(
+    store: MemoryStore, namespace: str, people: list[str], places: list[str],
+    interval: TimeInterval | None, k: int, exclude: str | None, window_days: float = 7.0,
+) -> list[tuple[str, int, float]]:  # fmt: skip
+    """The cue channel as SQL over the cues and units tables (the oracle the index must match)."""
+    branches, params = [], []
+    for kind, values in (("person", people), ("place", places)):
+        keys = sorted({normalise_cue(v) for v in values} - {""})
+        if keys:
+            marks = ",".join("?" * len(keys))
+            branches.append(
+                "SELECT unit_id AS uid FROM cues WHERE namespace = ? AND kind = ? "
+                f"AND value IN ({marks})"
+            )
+            params += [namespace, kind, *keys]
+    leading: list[object] = []
+    distance = "0"
+    if interval is not None:
+        start, end = epoch(interval.start), epoch(interval.end)
+        branches.append(
+            "SELECT id AS uid FROM units WHERE namespace = ? AND t_start < ? AND t_end > ?"
+        )
+        params += [namespace, end + window_days * 86400, start - window_days * 86400]
+        distance, leading = "ABS((u.t_start + u.t_end) / 2 - ?)", [(start + end) / 2]
+    if not branches:
+        return []
+    matches = " UNION ALL ".join(branches)
+    rows = store.relational._rows(
+        f"SELECT m.uid, COUNT(*), COALESCE({distance}, 1e18) FROM ({matches}) m "
+        "JOIN units u ON u.id = m.uid WHERE u.id IS NOT ? GROUP BY m.uid "
+        "ORDER BY COUNT(*) DESC, 3 ASC, u.seq ASC LIMIT ?",
+        [*leading, *params, exclude, k],
+    )
+    return [(str(a), int(b), float(c) / 86400) for a, b, c in rows]
+
+
+@pytest.mark.parametrize(
+    ("people", "places", "days", "k"),
+    [
+        (["Maya"], [], None, 40),
+        (["maya", "Alex"], ["Harbor Grill"], None, 15),
+        ([], [], (0, 2), 30),
+        (["Maya"], [], (10, 1), 25),
+        (["Nobody"], ["Nowhere"], (400, 1), 10),
+    ],
+)
+def test_the_cue_index_ranks_as_the_sql_did(
+    demo_store: MemoryStore,
+    people: list[str],
+    places: list[str],
+    days: tuple[int, int] | None,
+    k: int,
+) -> None:
+    units = demo_store.all_units(DEMO_NAMESPACE)
+    latest = max(u.time.end for u in units if u.time)
+    interval = None
+    if days is not None:
+        start = latest - timedelta(days=days[0])
+        interval = TimeInterval(start=start, end=start + timedelta(days=days[1]))
+    for exclude in (None, units[3].id):
+        index = demo_store.search_cues(
+            DEMO_NAMESPACE, people, places, interval, k=k, exclude=exclude
+        )
+        oracle = sql_cue_matches(demo_store, DEMO_NAMESPACE, people, places, interval, k, exclude)
+        assert [(m.unit_id, m.shared, round(m.time_distance_days, 9)) for m in index] == [
+            (mid, shared, round(distance, 9)) for mid, shared, distance in oracle
+        ]

@@ -59,6 +59,7 @@ class Log:
     def __init__(self) -> None:
         self.rows: dict[int, MemoryUnit] = {}
         self.generation = 0
+        self.removals = 0
         self.asked: list[int] = []
 
     def write(self, seq: int, text: str) -> None:
@@ -68,15 +69,11 @@ class Log:
     def delete(self, seq: int) -> None:
         del self.rows[seq]
         self.generation += 1
+        self.removals += 1
 
     def changes(self, seq: int) -> Changes:
         self.asked.append(seq)
-        anchor = self.rows.get(seq)
-        return Changes(
-            units=sorted((n, u) for n, u in self.rows.items() if n > seq),
-            count=len(self.rows),
-            anchor=anchor.id if anchor else None,
-        )
+        return Changes(sorted((n, u) for n, u in self.rows.items() if n > seq), self.removals)
 
 
 def test_a_followed_index_grows_with_writes_and_rebuilds_after_a_delete() -> None:
@@ -103,6 +100,9 @@ def test_a_followed_index_grows_with_writes_and_rebuilds_after_a_delete() -> Non
     assert found() == {allergy}
     assert log.asked[-2:] == [10, 0], "a delete is noticed and the index rebuilt"
     log.delete(11)
-    log.write(11, again)  # a sequence number reused at the anchor
+    log.write(11, again)  # a sequence number reused after a delete
     assert found() == {allergy, again}
     assert log.asked[-2:] == [11, 0]
+    log.write(12, "more peanuts")
+    assert found() == {allergy, again, "more peanuts"}
+    assert log.asked[-1] == 11

@@ -1,0 +1,50 @@
+"""The cue index on its own: shared cues counted, ties by time then write order, no model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from agent.memory import MemoryUnit, Provenance, TimeInterval
+from agent.store.cue_index import CueIndex
+
+DAY = datetime(2024, 5, 1)
+
+
+def unit(name: str, people: list[str], places: list[str], day: int | None) -> MemoryUnit:
+    interval = None
+    if day is not None:
+        start = DAY + timedelta(days=day)
+        interval = TimeInterval(start=start, end=start + timedelta(days=1))
+    return MemoryUnit(
+        id=name, namespace="ns", text=name, people=people, places=places, time=interval,
+        provenance=Provenance(session_id="s", turn_ids=[name], speaker="U", session_time=DAY),
+    )  # fmt: skip
+
+
+UNITS = [
+    unit("a", ["Maya"], [], 0),
+    unit("b", ["Maya", "Tom"], ["Porto"], 30),
+    unit("c", ["Tom"], ["Porto"], 2),
+    unit("d", [], [], None),
+    unit("e", ["maya "], [], 1),
+]
+
+
+def test_shared_cues_rank_first_then_nearest_in_time_then_write_order() -> None:
+    index = CueIndex.of(UNITS)
+    found = index.matches(["Maya", "Tom"], ["porto"], None, k=10)
+    assert [(m.unit_id, m.shared) for m in found] == [("b", 3), ("c", 2), ("a", 1), ("e", 1)]
+    around = TimeInterval(start=DAY + timedelta(days=1), end=DAY + timedelta(days=2))
+    near = index.matches(["Maya"], [], around, k=10, window_days=3)
+    assert [(m.unit_id, m.shared) for m in near] == [("e", 2), ("a", 2), ("c", 1), ("b", 1)]
+    assert near[0].time_distance_days == 0.0 and near[1].time_distance_days == 1.0
+
+
+def test_exclusion_limits_and_growth() -> None:
+    index = CueIndex.of(UNITS[:2])
+    assert [m.unit_id for m in index.matches(["Maya"], [], None, k=1)] == ["a"]
+    assert [m.unit_id for m in index.matches(["Maya"], [], None, k=5, exclude="a")] == ["b"]
+    index.extended(UNITS[2:])
+    assert [m.unit_id for m in index.matches([], ["Porto"], None, k=5)] == ["b", "c"]
+    assert index.matches(["Nobody"], [], None, k=5) == []
+    assert index.matches([], [], None, k=5) == []
