@@ -56,6 +56,11 @@ class LocalSentenceTransformerEmbeddings(Embeddings):
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(module.get_model_path()), device="cpu")
 
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (the scale benchmark's reference encodes with it)."""
+        return self._model
+
     def _batches(self, texts: list[str]) -> Iterator[list[int]]:
         """Indices of ``texts`` in batches of similar length, shortest first.
 

@@ -78,7 +78,7 @@ def reference_rate(store: MemoryStore) -> float:
     from sentence_transformers import SentenceTransformer
 
     texts = [u.text for u in store.all_units(NAMESPACE)]
-    model = getattr(store.embedder.embeddings, "_model", None)
+    model = getattr(store.embedder.embeddings, "model", None)
     if not isinstance(model, SentenceTransformer):
         raise ValueError("the reference embeds with the local sentence-transformers model")
     started = time.perf_counter()

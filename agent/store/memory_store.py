@@ -284,7 +284,7 @@ class MemoryStore:
         purge_threads(self.directory / CHECKPOINTS, [u.id for u in units], [u.text for u in units])
         self.relational.scrub()
         for namespace in {u.namespace for u in units}:
-            if self.relational.unit_ids(namespace):
+            if self.count_units(namespace):
                 self.vectors.rewrite(namespace)
         self.vectors.compact()
 
