@@ -34,7 +34,7 @@ def assign_clusters(
     store: MemoryStore, namespace: str, ids: Sequence[str], threshold: float
 ) -> set[int]:
     """Put each new memory into its nearest cluster (cosine ≥ τ) or a new one; touched ids."""
-    clusters = store.relational.clusters(namespace)
+    clusters = store.clusters(namespace)
     vectors = store.embeddings(namespace, ids)
     members: dict[str, int] = {}
     touched: set[int] = set()
@@ -55,7 +55,7 @@ def assign_clusters(
         clusters[best] = (total + vector, size + 1)
         members[mid] = best
         touched.add(best)
-    store.relational.assign_clusters(namespace, members, {cid: clusters[cid] for cid in touched})
+    store.assign_clusters(namespace, members, {cid: clusters[cid] for cid in touched})
     return touched
 
 

@@ -15,18 +15,20 @@ from typing import Annotated, Any
 import typer
 from langchain_core.runnables import RunnableConfig
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from agent import auth
 from agent.checkpointing import sqlite_saver
 from agent.context import Deployed, Deployment, default_store_dir
+from agent.errors import RippleGraphError
 from agent.eval.commands import bench
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
-from agent.ingest_files import IngestFileError, load_sessions
+from agent.ingest_files import load_sessions
 from agent.llm import Allowance
 from agent.memory import Session
-from agent.models import ChatModelSetupError
 from agent.policies.answer import extractive_answer
 from agent.recall_config import RECIPES
 from agent.roles import answer
@@ -38,15 +40,34 @@ from agent.state import (
     RecallOutput,
     TraceEvent,
 )
-from agent.store import StoreError
 from agent.store.erasure import CHECKPOINTS
 from agent.trace_page import render_page, state_from
 
-app = typer.Typer(
-    help="RippleGraph: long-term memory for LLM agents.", no_args_is_help=True, add_completion=False
-)
 console = Console()
 errors = Console(stderr=True)
+
+
+class _Reporting(TyperGroup):
+    """Every command reports a refusal alike: the message, exit status 2, no traceback.
+
+    ``RippleGraphError`` is what RippleGraph refuses on purpose; ``ValueError`` is bad input
+    caught by validation (pydantic's errors among them).
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command, turning a refusal into its message and exit status 2."""
+        try:
+            return super().invoke(ctx)
+        except (RippleGraphError, ValueError) as error:
+            raise _fail(str(error)) from error
+
+
+app = typer.Typer(
+    cls=_Reporting,
+    help="RippleGraph: long-term memory for LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 app.add_typer(bench, name="bench")
 users = typer.Typer(
     help="Users of a deployment served with authentication (langgraph.served.json).",
@@ -122,13 +143,13 @@ def _context(
 
 
 def _fail(message: str) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}")
+    errors.print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(code=2)
 
 
 def _known_namespace(context: Deployed, namespace: str) -> None:
     """Refuse a namespace the store never held: a typo must not read as "no memories"."""
-    known = context.store().relational.namespaces()
+    known = context.store().namespaces()
     if namespace not in known:
         listed = ", ".join(known[:20]) or "none yet"
         raise _fail(
@@ -215,13 +236,10 @@ def ingest(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
-    try:
-        sessions = load_sessions(file)
-        context = _context(store, chroma_url, model, base_url)
-        context.deployment.caller()  # a model that cannot be created fails here, before any write
-        summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
-    except (IngestFileError, StoreError, ValueError, ChatModelSetupError) as error:
-        raise _fail(str(error)) from error
+    sessions = load_sessions(file)
+    context = _context(store, chroma_url, model, base_url)
+    context.deployment.caller()  # a model that cannot be created fails here, before any write
+    summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     if as_json:
         edges = summary["edges"]
         assert isinstance(edges, dict)
@@ -353,20 +371,17 @@ def ask(
         )
     context = _context(store, chroma_url, model, base_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
-    try:
-        context.deployment.caller()
-        _known_namespace(context, namespace)
-        if context.store().count_units(namespace) == 0:
-            errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
-        with checkpointed_recall(Path(context.deployment.store_dir)) as graph:
-            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-            if graph.get_state(config).values:
-                raise _fail(f"thread {thread_id!r} already holds a recall")
-            result = recall(question, namespace, context, graph, thread_id)
-            if html is not None:
-                _write_page(html, graph.get_state(config).values, thread_id)
-    except (StoreError, ValueError, ChatModelSetupError) as error:
-        raise _fail(str(error)) from error
+    context.deployment.caller()
+    _known_namespace(context, namespace)
+    if context.store().count_units(namespace) == 0:
+        errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
+    with checkpointed_recall(Path(context.deployment.store_dir)) as graph:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        if graph.get_state(config).values:
+            raise _fail(f"thread {thread_id!r} already holds a recall")
+        result = recall(question, namespace, context, graph, thread_id)
+        if html is not None:
+            _write_page(html, graph.get_state(config).values, thread_id)
     answer = answer_text(question, result, context)
     if as_json:
         payload = {
@@ -532,17 +547,14 @@ def forget(
     are zeroed or truncated, a dropped namespace's index folder is deleted.
     """
     context = _context(store, chroma_url)
-    try:
-        _known_namespace(context, namespace)
-        forgotten = context.store().forget(
-            namespace,
-            memory_ids=memory_id or (),
-            session=session,
-            person=person,
-            everything=everything,
-        )
-    except (StoreError, ValueError) as error:
-        raise _fail(str(error)) from error
+    _known_namespace(context, namespace)
+    forgotten = context.store().forget(
+        namespace,
+        memory_ids=memory_id or (),
+        session=session,
+        person=person,
+        everything=everything,
+    )
     remaining = context.store().count_units(namespace)
     if as_json:
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
@@ -625,10 +637,7 @@ def add_user(
 ) -> None:
     """Add a user (or rotate their token) and print their bearer token, once."""
     path = _users_path(users_file, store)
-    try:
-        token = auth.add_user(path, identity, namespace)
-    except ValueError as error:
-        raise _fail(str(error)) from error
+    token = auth.add_user(path, identity, namespace)
     errors.print(f"added {identity!r} to {path}; their token (shown only now):")
     typer.echo(token)
 

@@ -25,11 +25,8 @@ from typing import Any
 import dateparser
 from pydantic import ValidationError
 
+from agent.errors import IngestFileError
 from agent.memory import Session, Turn
-
-
-class IngestFileError(ValueError):
-    """The file cannot be ingested; the message says what and where."""
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

@@ -17,12 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.memory import MemoryUnit
-from agent.store import MemoryStore
+from agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, EdgeType, MemoryStore
 from agent.text import normalise_cue
-
-SEMANTIC = "semantic"
-STRUCTURAL = "structural"
-EDGE_TYPES = (SEMANTIC, STRUCTURAL)
 
 # How the semantic threshold was calibrated for all-MiniLM-L6-v2 (the paper's 0.85 is for
 # Qwen3 embeddings, whose cosines run higher): the rule is "the 99th percentile of random
@@ -111,24 +107,22 @@ def select_edges(
 def _commit(
     store: MemoryStore,
     namespace: str,
-    edge_type: str,
+    edge_type: EdgeType,
     candidates: dict[Pair, float],
     max_degree: int,
 ) -> int:
     """Merge candidate edges of one type into the store; returns the net change in edges."""
     affected = {node for pair in candidates for node in pair}
-    stored = store.relational.edges_touching(affected, edge_type)
+    stored = store.edges_touching(affected, edge_type)
     existing = {_pair(e.src, e.dst): e.weight for e in stored}
     incident: dict[str, int] = {}
     for a, b in existing:
         incident[a] = incident.get(a, 0) + 1
         incident[b] = incident.get(b, 0) + 1
-    full_degree = store.relational.degrees(incident.keys() - affected, edge_type)
+    full_degree = store.degrees(incident.keys() - affected, edge_type)
     outside = {node: full_degree[node] - incident[node] for node in full_degree}
     remove, add = select_edges(candidates, existing, outside, max_degree)
-    store.relational.replace_edges(
-        namespace, edge_type, remove, [(a, b, w) for (a, b), w in add.items()]
-    )
+    store.replace_edges(namespace, edge_type, remove, [(a, b, w) for (a, b), w in add.items()])
     return len(add.keys() - existing.keys()) - len(remove)
 
 
@@ -187,9 +181,9 @@ def link_units(
     left pending are simply linked on the next run and only then marked linked.
     """
     if not ids:
-        return dict.fromkeys(EDGE_TYPES, 0)
+        return dict.fromkeys(LINK_TYPES, 0)
     with store.write_lock():
-        added = {
+        added: dict[str, int] = {
             SEMANTIC: _commit(
                 store,
                 namespace,
@@ -205,7 +199,7 @@ def link_units(
                 config.max_edges_per_channel,
             ),
         }
-        store.relational.mark_linked(ids)
+        store.mark_linked(ids)
         return added
 
 

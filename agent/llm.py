@@ -53,6 +53,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_exponential
 
+from agent.errors import BudgetSpent
 from prompts.evidence import DATA_NOTICE
 
 S = TypeVar("S", bound=BaseModel)
@@ -122,10 +123,6 @@ class Outcome(Generic[S]):
     def note(self) -> str:
         """One line for the trace."""
         return "; ".join(self.events) or "ok"
-
-
-class BudgetSpent(RuntimeError):
-    """The next attempt would overrun the step's allowance, so it is not made."""
 
 
 def is_transient(error: BaseException) -> bool:

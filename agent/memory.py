@@ -126,3 +126,13 @@ class Session(BaseModel):
     id: str = Field(min_length=1)
     date: datetime | None = None
     turns: list[Turn]
+
+
+class RootUnit(BaseModel):
+    """A root memory unit (RootMem): an execution rule with its personalised evidence."""
+
+    id: str
+    rule: str
+    person: str
+    topic: str
+    evidence_ids: list[str] = Field(default_factory=list)

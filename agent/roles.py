@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm import Allowance, Choice, Outcome, RoleCaller
-from agent.memory import MemoryUnit, Provenance, Session, TimeInterval, Turn
+from agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
 from agent.policies.extraction import OfflineExtractor
-from agent.state import Decision, Evidence, Plan, QueryCues, RootUnit
+from agent.state import Decision, Evidence, Plan, QueryCues
 from agent.store.ids import memory_id
 from prompts import answer as answer_prompt
 from prompts import controller, counterfactual, extraction, root_consolidation, root_router

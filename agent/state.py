@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, StringConstraints
 
-from agent.memory import MemoryUnit, Namespace, Session, TimeInterval
+from agent.memory import MemoryUnit, Namespace, RootUnit, Session, TimeInterval
 
 
 class TraceEvent(BaseModel):
@@ -132,16 +132,6 @@ class Plan(BaseModel):
     target_people: list[str] = Field(default_factory=list)
     target_places: list[str] = Field(default_factory=list)
     target_terms: list[str] = Field(default_factory=list)
-
-
-class RootUnit(BaseModel):
-    """A root memory unit (RootMem): an execution rule with its personalised evidence."""
-
-    id: str
-    rule: str
-    person: str
-    topic: str
-    evidence_ids: list[str] = Field(default_factory=list)
 
 
 class Budget(BaseModel):

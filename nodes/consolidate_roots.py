@@ -8,7 +8,6 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
 from agent.llm import Allowance
-from agent.policies.roots import consolidated_roots
 from agent.roles import Usage
 from agent.roles import consolidate_roots as consolidate
 from agent.state import IngestState, TraceEvent
@@ -35,9 +34,8 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
         )
         return {"trace": record(runtime, event)}
     store = run.store()
-    relational = store.relational
-    relational.add_pending_roots(run.namespace, [*state.written_ids, *state.resumed_ids])
-    pending = relational.pending_roots(run.namespace)
+    store.add_pending_roots(run.namespace, [*state.written_ids, *state.resumed_ids])
+    pending = store.pending_roots(run.namespace)
     batch = max(run.deployment.root_batch, 1)
     limits = context.ingest_limits()
     allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
@@ -46,7 +44,7 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     batches = 0
     while len(pending) >= batch:
         chunk, pending = pending[:batch], pending[batch:]
-        units = consolidated_roots(store, run.namespace, include_stale=True)
+        units = store.root_units(run.namespace, include_stale=True)
         memories = list(store.get(run.namespace, chunk).values())
         result, spent = consolidate(
             caller, run.namespace, units, memories, usage.left(allowance), _MAX_UNITS
@@ -54,9 +52,9 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
         usage.absorb(spent)
         if result is None:
             break  # the batch stays pending for the next ingest
-        before = {u.id: u for u in consolidated_roots(store, run.namespace)}
-        relational.replace_root_units(run.namespace, [u.model_dump() for u in result])
-        relational.clear_pending_roots(chunk)
+        before = {u.id: u for u in store.root_units(run.namespace)}
+        store.replace_root_units(run.namespace, result)
+        store.clear_pending_roots(chunk)
         touched += [u.id for u in result if before.get(u.id) != u]
         batches += 1
     event = TraceEvent(

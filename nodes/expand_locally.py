@@ -7,9 +7,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.linking import SEMANTIC, STRUCTURAL
 from agent.policies.expansion import expand
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from agent.store import SEMANTIC, STRUCTURAL
 from agent.tracing import record
 
 

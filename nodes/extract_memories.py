@@ -42,7 +42,7 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
         return {"namespace": run.namespace, "drafts": drafts, "trace": record(runtime, event)}
     pending = []
     for session in state.sessions:
-        covered = store.relational.covered_turns(run.namespace, session.id)
+        covered = store.covered_turns(run.namespace, session.id)
         fresh = [
             t
             for i, t in enumerate(session.turns, 1)

@@ -12,6 +12,7 @@ from agent.context import Context, scope
 from agent.llm import Allowance, estimate_tokens
 from agent.roles import Usage
 from agent.state import IngestState, TraceEvent
+from agent.store import CAUSAL
 from agent.tracing import record
 from prompts import causal
 
@@ -49,7 +50,7 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
     rejected = 0
     problem = ""
     for cluster_id in sorted(touched):
-        member_ids = store.relational.cluster_members(run.namespace, cluster_id)[-_CLUSTER_WINDOW:]
+        member_ids = store.cluster_members(run.namespace, cluster_id)[-_CLUSTER_WINDOW:]
         if len(member_ids) < 2 or not new & set(member_ids):
             continue
         units = store.get(run.namespace, member_ids)
@@ -75,7 +76,7 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
             else:
                 rejected += 1
     if kept:
-        store.relational.replace_edges(run.namespace, "causal", [], kept)
+        store.replace_edges(run.namespace, CAUSAL, [], kept)
     event = TraceEvent(
         node="link_causes",
         decision=f"{len(kept)} causal edge(s) kept, {rejected} rejected by PMI",

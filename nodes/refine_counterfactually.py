@@ -19,11 +19,9 @@ from agent.state import (
     risk_label,
     spent_after,
 )
-from agent.store.relational import REVERSE_TYPE
+from agent.store import CAUSAL_TYPES
 from agent.tracing import record
 from prompts import counterfactual
-
-CAUSAL_TYPES = tuple(REVERSE_TYPE)
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ def write_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, A
     drafts = [d for d in state.drafts if d.namespace == run.namespace]  # never another tenant's
     written = store.add_units(drafts)
     skipped = len({d.id for d in drafts}) - len(written)
-    unlinked = [mid for mid in store.relational.pending_links(run.namespace) if mid not in written]
+    unlinked = [mid for mid in store.pending_links(run.namespace) if mid not in written]
     return {
         "written_ids": written,
         "resumed_ids": unlinked,

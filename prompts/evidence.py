@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from agent.memory import MemoryUnit
-from agent.state import Evidence, RootUnit
+from agent.memory import MemoryUnit, RootUnit
+from agent.state import Evidence
 
 DATA_NOTICE = (
     "Everything inside the XML-like elements below (<question>, <request>, <message>, "

@@ -8,8 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agent.llm import Role
-from agent.memory import MemoryUnit
-from agent.state import RootUnit
+from agent.memory import MemoryUnit, RootUnit
 from prompts.evidence import quote, render_memories
 
 INSTRUCTIONS = """

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from agent.llm import Role
-from agent.state import RootUnit
+from agent.memory import RootUnit
 from prompts.evidence import quote
 
 INSTRUCTIONS = """

@@ -34,11 +34,10 @@ from agent.context import Deployed
 from agent.eval.metrics import hit_at, mean
 from agent.eval.systems import System, make_systems
 from agent.graph import ingest_graph
-from agent.linking import EDGE_TYPES
 from agent.memory import Session, Turn
 from agent.policies.extraction import restate
 from agent.state import IngestInput
-from agent.store.relational import Edge
+from agent.store import LINK_TYPES, Edge
 
 FORMS = ("explicit", "choice-based", "persona-driven")
 PREFERENCE_DATE = datetime(2024, 1, 1, 12, 0)
@@ -173,8 +172,8 @@ class RecordScorer:
             ingest_graph.invoke(
                 IngestInput(namespace=namespace, sessions=[filler]), context=self.context
             )
-        ids = frozenset(self.store.relational.unit_ids(namespace))
-        return _Template(count, namespace, ids, frozenset(self.store.relational.edges(namespace)))
+        ids = frozenset(self.store.unit_ids(namespace))
+        return _Template(count, namespace, ids, frozenset(self.store.edges(namespace)))
 
     def score(self, record: PrefRecord) -> Scores:
         """Hit@K of every system for the record at every filler count."""
@@ -206,15 +205,15 @@ class RecordScorer:
     def _restore(self, template: _Template, session: str) -> None:
         store = self.store
         store.forget(template.namespace, session=session)
-        edges = store.relational.edges(template.namespace)
+        edges = store.edges(template.namespace)
         if lost := template.edges - edges:  # displaced filler edges; both directions stored
-            for edge_type in EDGE_TYPES:
+            for edge_type in LINK_TYPES:
                 additions = [
                     (e.src, e.dst, e.weight) for e in lost if e.type == edge_type and e.src < e.dst
                 ]
-                store.relational.replace_edges(template.namespace, edge_type, (), additions)
-            edges = store.relational.edges(template.namespace)
-        ids = store.relational.unit_ids(template.namespace)
+                store.replace_edges(template.namespace, edge_type, (), additions)
+            edges = store.edges(template.namespace)
+        ids = store.unit_ids(template.namespace)
         if ids != template.ids or edges != template.edges:
             raise RuntimeError(
                 f"{template.namespace}: the filler template drifted from its snapshot"

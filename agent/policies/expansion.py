@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.linking import SEMANTIC, STRUCTURAL
 from agent.memory import MemoryUnit
 from agent.state import Plan
-from agent.store import MemoryStore
+from agent.store import SEMANTIC, STRUCTURAL, MemoryStore
 from agent.text import normalise_cue
 
 

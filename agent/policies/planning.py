@@ -41,8 +41,7 @@ def plan_recollection(
         target_people=list(cues.people),
         target_places=list(cues.places),
         # The missing terms lead the target but do not replace the question's own terms: a
-        # one-word target let any memory with that word outrank better-aligned neighbours
-        # (measured on LoCoMo dev: multi-hop All@30 0.232 with missing terms alone).
+        # one-word target lets any memory with that word outrank better-aligned neighbours.
         target_terms=list(dict.fromkeys([*missing_terms, *cues.terms]))
         if planned
         else list(cues.terms),

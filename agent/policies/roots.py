@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agent.memory import MemoryKind, MemoryUnit
-from agent.state import QueryCues, RootUnit
+from agent.memory import MemoryKind, MemoryUnit, RootUnit
+from agent.state import QueryCues
 from agent.store import MemoryStore
 from agent.store.derived import DerivedCache
 from agent.text import normalise_cue
@@ -69,21 +69,6 @@ def build_roots(groups: Groups, max_units: int, evidence: int) -> list[RootUnit]
     return roots
 
 
-def consolidated_roots(
-    store: MemoryStore, namespace: str, *, include_stale: bool = False
-) -> list[RootUnit]:
-    """Root units an LLM consolidated (Φ_C).
-
-    Stale ones (awaiting re-consolidation after a forget) only when asked for: their rules
-    may restate what was forgotten, so routing never reads them.
-    """
-    return [
-        RootUnit(**{k: v for k, v in row.items() if k != "stale"})
-        for row in store.relational.root_units(namespace)
-        if include_stale or not row["stale"]
-    ]
-
-
 def namespace_roots(
     store: MemoryStore, namespace: str, max_units: int, evidence: int
 ) -> tuple[list[RootUnit], np.ndarray]:
@@ -94,14 +79,14 @@ def namespace_roots(
     """
 
     def build() -> tuple[list[RootUnit], np.ndarray]:
-        consolidated = consolidated_roots(store, namespace)
+        consolidated = store.root_units(namespace)
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
         groups = store.follow(_groups, namespace, lambda units: grouped({}, units), grouped)
         roots = build_roots(groups, max_units, evidence)
         return roots, evidence_means(store, namespace, roots)
 
-    generation = store.relational.generation(namespace)
+    generation = store.generation(namespace)
     return _cache.get(store.directory, namespace, generation, (max_units, evidence), build)
 
 
@@ -109,12 +94,11 @@ def evidence_means(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]
     """Rule vectors of offline units: the mean of each unit's evidence vectors.
 
     An offline rule is its evidence restated under a fixed header, so its evidence's stored
-    vectors stand for it: nothing is re-embedded when a write changes a group (on PrefEval
-    that re-embedding was a fifth of each record's time), and every fact counts, where the
-    rule text's embedding sees only what fits the encoder's 256-token window.  The mean is
-    left unnormalised, so a query's score is its mean cosine to the evidence: normalised,
-    the centre of loosely related facts scored higher than any one of them and activated
-    units for unrelated questions (LoCoMo dev multi-hop All@30 0.268 → 0.261).
+    vectors stand for it: nothing is re-embedded when a write changes a group, and every
+    fact counts, where the rule text's embedding sees only what fits the encoder's 256-token
+    window.  The mean is left unnormalised, so a query's score is its mean cosine to the
+    evidence: normalised, the centre of loosely related facts scores higher than any one of
+    them and activates units for unrelated questions.
     """
     if not roots:
         return np.zeros((0, 0), dtype=np.float32)

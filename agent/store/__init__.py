@@ -1,7 +1,32 @@
 """Storage: Chroma for vectors, SQLite for cues and edges, BM25 for words; all by namespace."""
 
+from agent.errors import StoreError
 from agent.store.cue_index import CueMatch
-from agent.store.memory_store import MemoryStore, StoreError, open_store
-from agent.store.relational import Edge
+from agent.store.edges import (
+    CAUSAL,
+    CAUSAL_TYPES,
+    CAUSED_BY,
+    LINK_TYPES,
+    REVERSE_TYPE,
+    SEMANTIC,
+    STRUCTURAL,
+    Edge,
+    EdgeType,
+)
+from agent.store.memory_store import MemoryStore, open_store
 
-__all__ = ["CueMatch", "Edge", "MemoryStore", "StoreError", "open_store"]
+__all__ = [
+    "CAUSAL",
+    "CAUSAL_TYPES",
+    "CAUSED_BY",
+    "LINK_TYPES",
+    "REVERSE_TYPE",
+    "SEMANTIC",
+    "STRUCTURAL",
+    "CueMatch",
+    "Edge",
+    "EdgeType",
+    "MemoryStore",
+    "StoreError",
+    "open_store",
+]

@@ -9,7 +9,8 @@ cue row joined to its unit: a main speaker's name matches tens of thousands of u
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -42,10 +43,11 @@ class CueIndex:
         self._lock = threading.Lock()
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
-        self._starts: list[float] = []
-        self._ends: list[float] = []
-        self._postings: dict[tuple[str, str], list[int]] = {}
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        # Typed buffers that grow in place and that numpy reads without a copy (under the
+        # lock, so no view outlives a read while a write appends).
+        self._starts = array("d")
+        self._ends = array("d")
+        self._postings: dict[tuple[str, str], array[int]] = {}
 
     @classmethod
     def of(cls, units: Sequence[MemoryUnit]) -> CueIndex:
@@ -65,8 +67,7 @@ class CueIndex:
                 keys |= {("place", normalise_cue(p)) for p in unit.places}
                 for key in keys:
                     if key[1]:
-                        self._postings.setdefault(key, []).append(index)
-            self._arrays = None
+                        self._postings.setdefault(key, array("q")).append(index)
         return self
 
     def matches(
@@ -78,45 +79,75 @@ class CueIndex:
         k: int,
         window_days: float = 7.0,
         exclude: str | None = None,
+        closeness: Callable[[list[str]], np.ndarray] | None = None,
+        candidates: int = 0,
     ) -> list[CueMatch]:
         """Units sharing the most person/place cues, or near in time; nearest first on ties.
 
         A unit whose interval overlaps the query's, widened by ``window_days``, shares one
         more cue.  Ties go to the unit nearest in time (midpoints), then the earlier write.
+        With ``closeness`` (one score per unit id, higher nearer), the first ``candidates``
+        matches in that order are re-ranked: ties then go to the closest unit, then the
+        smaller id.  Match objects are built for the ``k`` returned only, since a main
+        speaker's name matches most of a namespace.
         """
         keys = [("person", normalise_cue(p)) for p in people]
         keys += [("place", normalise_cue(p)) for p in places]
         with self._lock:
-            if self._arrays is None:
-                self._arrays = (np.asarray(self._starts), np.asarray(self._ends))
-            starts, ends = self._arrays
-            found = [
-                np.asarray(self._postings[key], dtype=np.int64)
-                for key in sorted(set(keys))
-                if key[1] and key in self._postings
-            ]
+            counted = self._count(keys, interval, window_days, exclude) if k > 0 else None
             ids = self._ids
-            excluded = self._position.get(exclude, -1) if exclude is not None else -1
+        if counted is None:
+            return []
+        found_at, shared, distance = counted
+        fewer = -shared[found_at]  # fewer shared cues sort later
+        order = np.lexsort((found_at, distance, fewer))
+        if closeness is None or len(order) <= 1:
+            order = order[:k]
+        else:
+            order = order[: max(k, candidates)]
+            chosen = [ids[found_at[i]] for i in order]
+            closest = np.asarray(closeness(chosen), dtype=np.float64)
+            order = order[np.lexsort((np.array(chosen), np.negative(closest), fewer[order]))][:k]
+        return [
+            CueMatch(ids[found_at[i]], int(shared[found_at[i]]), float(distance[i]) / 86400.0)
+            for i in order
+        ]
+
+    def _count(
+        self,
+        keys: list[tuple[str, str]],
+        interval: TimeInterval | None,
+        window_days: float,
+        exclude: str | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(positions, shared cues by position, time distance) of the matches, or None.
+
+        Called under the lock: its views of the buffers die with its frame, before a write
+        may grow them.
+        """
+        starts = np.frombuffer(self._starts, dtype=np.float64)
+        ends = np.frombuffer(self._ends, dtype=np.float64)
+        found = [
+            np.frombuffer(self._postings[key], dtype=np.int64)
+            for key in sorted(set(keys))
+            if key[1] and key in self._postings
+        ]
         if interval is not None:
             start, end = epoch(interval.start), epoch(interval.end)
             window = window_days * 86400.0
             with np.errstate(invalid="ignore"):
                 near = (starts < end + window) & (ends > start - window)
             found.append(np.flatnonzero(near))
-        if not found or k <= 0:
-            return []
+        if not found:
+            return None
         shared = np.bincount(np.concatenate(found), minlength=len(starts))
-        candidates = np.flatnonzero(shared)
-        candidates = candidates[candidates != excluded]
-        if not len(candidates):
-            return []
-        if interval is not None:
-            middle = (starts[candidates] + ends[candidates]) / 2
-            distance = np.where(np.isnan(middle), _NO_TIME, np.abs(middle - (start + end) / 2))
-        else:
-            distance = np.zeros(len(candidates))
-        order = np.lexsort((candidates, distance, -shared[candidates]))[:k]
-        return [
-            CueMatch(ids[candidates[i]], int(shared[candidates[i]]), float(distance[i]) / 86400.0)
-            for i in order
-        ]
+        found_at = np.flatnonzero(shared)
+        excluded = self._position.get(exclude, -1) if exclude is not None else -1
+        found_at = found_at[found_at != excluded]
+        if not len(found_at):
+            return None
+        if interval is None:
+            return found_at, shared, np.zeros(len(found_at))
+        middle = (starts[found_at] + ends[found_at]) / 2
+        centre = (start + end) / 2
+        return found_at, shared, np.where(np.isnan(middle), _NO_TIME, np.abs(middle - centre))

@@ -22,14 +22,16 @@ import numpy as np
 from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
-from agent.memory import MemoryUnit, TimeInterval
+from agent.errors import StoreError
+from agent.memory import MemoryUnit, RootUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from agent.store.cue_index import CueIndex, CueMatch
 from agent.store.derived import DerivedCache, evict_namespace
+from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
 from agent.store.lexical import Bm25, ranked
-from agent.store.relational import Edge, RelationalStore
+from agent.store.relational import RelationalStore
 from agent.store.vectors import VectorIndex
 from agent.text import normalise_cue
 
@@ -75,10 +77,6 @@ class Vocabulary:
 
 
 _vocabularies: DerivedCache[Vocabulary] = DerivedCache()
-
-
-class StoreError(RuntimeError):
-    """The store cannot serve the request as configured (e.g. a different embedding model)."""
 
 
 @dataclass
@@ -455,24 +453,33 @@ class MemoryStore:
 
         Many units tie on the shared count (in a two-person dialogue every turn names one of
         them), and the index alone breaks ties by time and write order.  With a ``query``, ties
-        go to the units nearest the query instead, among up to ``CUE_CANDIDATES`` matches
-        (LoCoMo dev single-hop R@10 0.615 → 0.624 with the recall graph).
+        go to the units nearest the query instead, among up to ``CUE_CANDIDATES`` matches.
         """
         people, places = tuple(people), tuple(places)
 
+        def closeness(ids: list[str]) -> np.ndarray:
+            """Cosine of each unit to the query; -1 for a unit without a stored vector."""
+            vectors = self.embeddings(namespace, ids)
+            query_vector = self.embedder.query(query or "")
+            stored = [mid in vectors for mid in ids]
+            near = np.full(len(ids), -1.0)
+            if any(stored):
+                matrix = np.stack([vectors[mid] for mid in ids if mid in vectors])
+                near[np.asarray(stored)] = matrix @ query_vector
+            return near
+
         def search() -> list[CueMatch]:
-            wanted = k if query is None else max(k, CUE_CANDIDATES)
             index = self.follow(_cue_indexes, namespace, CueIndex.of, CueIndex.extended)
-            matches = index.matches(
-                people, places, interval, k=wanted, exclude=exclude, window_days=window_days
+            return index.matches(
+                people,
+                places,
+                interval,
+                k=k,
+                exclude=exclude,
+                window_days=window_days,
+                closeness=None if query is None else closeness,
+                candidates=CUE_CANDIDATES,
             )
-            if query is None or len(matches) <= 1:
-                return matches[:k]
-            vectors = self.embeddings(namespace, [m.unit_id for m in matches])
-            query_vector = self.embedder.query(query)
-            similarity = {mid: float(vector @ query_vector) for mid, vector in vectors.items()}
-            matches.sort(key=lambda m: (-m.shared, -similarity.get(m.unit_id, -1.0), m.unit_id))
-            return matches[:k]
 
         parameters = ("cues", people, places, interval, k, exclude, window_days, query)
         return self._searched(namespace, parameters, search)
@@ -482,6 +489,92 @@ class MemoryStore:
     ) -> list[Edge]:
         """Typed edges leaving ``ids``, strongest first."""
         return self.relational.neighbours(namespace, ids, edge_types)
+
+    # --- what ingest maintains beside the units --------------------------------------------
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that ever held a unit."""
+        return self.relational.namespaces()
+
+    def generation(self, namespace: str) -> int:
+        """The namespace's write generation: any write or forget changes it."""
+        return self.relational.generation(namespace)
+
+    def unit_ids(self, namespace: str) -> set[str]:
+        """Ids of the namespace's units."""
+        return self.relational.unit_ids(namespace)
+
+    def covered_turns(self, namespace: str, session_id: str) -> set[str]:
+        """Turn ids of a session that stored memories already cite (a resumed ingest)."""
+        return self.relational.covered_turns(namespace, session_id)
+
+    def pending_links(self, namespace: str) -> list[str]:
+        """Units written but not linked yet (an ingest stopped between write and link)."""
+        return self.relational.pending_links(namespace)
+
+    def mark_linked(self, ids: Iterable[str]) -> None:
+        """The units' edges are committed: they no longer wait for linking."""
+        self.relational.mark_linked(ids)
+
+    def edges(self, namespace: str) -> set[Edge]:
+        """Every edge of the namespace, one per stored direction."""
+        return self.relational.edges(namespace)
+
+    def edges_touching(self, ids: Iterable[str], edge_type: EdgeType) -> list[Edge]:
+        """Edges of one type with an end in ``ids``."""
+        return self.relational.edges_touching(ids, edge_type)
+
+    def degrees(self, ids: Iterable[str], edge_type: EdgeType) -> dict[str, int]:
+        """Edges of one type per unit id."""
+        return self.relational.degrees(ids, edge_type)
+
+    def replace_edges(
+        self, namespace: str, edge_type: EdgeType, remove: Pairs, add: WeightedPairs
+    ) -> None:
+        """Drop and add edges of one type in one transaction, each stored both ways."""
+        self.relational.replace_edges(namespace, edge_type, remove, add)
+
+    def clusters(self, namespace: str) -> dict[int, tuple[np.ndarray, int]]:
+        """Fact clusters of the namespace: id → (centroid sum, size)."""
+        return self.relational.clusters(namespace)
+
+    def assign_clusters(
+        self, namespace: str, members: dict[str, int], clusters: dict[int, tuple[np.ndarray, int]]
+    ) -> None:
+        """Record new cluster members and the updated clusters in one transaction."""
+        self.relational.assign_clusters(namespace, members, clusters)
+
+    def cluster_members(self, namespace: str, cluster_id: int) -> list[str]:
+        """Ids in one cluster, in write order."""
+        return self.relational.cluster_members(namespace, cluster_id)
+
+    def root_units(self, namespace: str, *, include_stale: bool = False) -> list[RootUnit]:
+        """Root units a model consolidated, by id.
+
+        Stale ones (awaiting re-consolidation after a forget) only when asked for: their rules
+        may restate what was forgotten.
+        """
+        return [
+            unit
+            for unit, stale in self.relational.root_units(namespace)
+            if include_stale or not stale
+        ]
+
+    def replace_root_units(self, namespace: str, units: Sequence[RootUnit]) -> None:
+        """Store the namespace's new root-unit set (evidence must name stored units)."""
+        self.relational.replace_root_units(namespace, units)
+
+    def add_pending_roots(self, namespace: str, ids: Iterable[str]) -> None:
+        """Memories waiting for the next root consolidation batch."""
+        self.relational.add_pending_roots(namespace, ids)
+
+    def pending_roots(self, namespace: str) -> list[str]:
+        """Memories not consolidated into root units yet, in write order."""
+        return self.relational.pending_roots(namespace)
+
+    def clear_pending_roots(self, ids: Iterable[str]) -> None:
+        """These memories are consolidated."""
+        self.relational.clear_pending_roots(ids)
 
     def close(self) -> None:
         """Release the SQLite connection."""

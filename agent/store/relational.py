@@ -15,13 +15,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from agent.memory import MemoryKind, MemoryUnit, Provenance, RootUnit, TimeInterval
 from agent.store.cue_index import epoch
 from agent.store.derived import Changes
+from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs, reverse
 from agent.text import normalise_cue
 
 _SCHEMA = """
@@ -98,9 +99,6 @@ CREATE TABLE IF NOT EXISTS cluster_members (
 CREATE INDEX IF NOT EXISTS cluster_members_by_cluster ON cluster_members (namespace, cluster_id);
 """
 
-# Causal edges are directed: stored as ``causal`` (cause → effect) and ``caused_by`` (back).
-REVERSE_TYPE = {"causal": "caused_by", "caused_by": "causal"}
-
 
 # The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
 # holding the row and the condition that finds it.
@@ -156,19 +154,6 @@ _log = logging.getLogger(__name__)
 
 def _from_epoch(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
-
-
-class Edge(NamedTuple):
-    """A typed, weighted, undirected edge (stored in both directions).
-
-    A named tuple, not a frozen dataclass: expansion and the bench's template checks build
-    thousands per call, and a tuple builds and hashes at about a third of the cost.
-    """
-
-    src: str
-    dst: str
-    type: str
-    weight: float
 
 
 class RelationalStore:
@@ -566,7 +551,7 @@ class RelationalStore:
 
     # --- edges -----------------------------------------------------------------------------
 
-    def edges_touching(self, ids: Iterable[str], edge_type: str) -> list[Edge]:
+    def edges_touching(self, ids: Iterable[str], edge_type: EdgeType) -> list[Edge]:
         """Every edge of ``edge_type`` with an endpoint in ``ids`` (one row per direction)."""
         wanted = list(dict.fromkeys(ids))
         edges: list[Edge] = []
@@ -580,7 +565,7 @@ class RelationalStore:
             edges += [Edge(str(a), str(b), str(t), float(w)) for a, b, t, w in rows]
         return edges
 
-    def degrees(self, ids: Iterable[str], edge_type: str) -> dict[str, int]:
+    def degrees(self, ids: Iterable[str], edge_type: EdgeType) -> dict[str, int]:
         """Number of ``edge_type`` edges at each node in ``ids``."""
         wanted = list(dict.fromkeys(ids))
         found = dict.fromkeys(wanted, 0)
@@ -597,15 +582,15 @@ class RelationalStore:
     def replace_edges(
         self,
         namespace: str,
-        edge_type: str,
-        remove: Iterable[tuple[str, str]],
-        add: Iterable[tuple[str, str, float]],
+        edge_type: EdgeType,
+        remove: Pairs,
+        add: WeightedPairs,
     ) -> None:
         """Drop and add edges of one type in one transaction, stored both ways.
 
         The way back has the same type, except for directed causal edges (``caused_by``).
         """
-        back = REVERSE_TYPE.get(edge_type, edge_type)
+        back = reverse(edge_type)
         removals = [(a, b) for a, b in remove]
         additions = [(a, b, w) for a, b, w in add]
         if not removals and not additions:
@@ -718,34 +703,35 @@ class RelationalStore:
 
     # --- root units, clusters --------------------------------------------------------------
 
-    def root_units(self, namespace: str) -> list[dict[str, Any]]:
-        """Consolidated root units of the namespace (rows as dicts), in id order."""
+    def root_units(self, namespace: str) -> list[tuple[RootUnit, bool]]:
+        """Consolidated root units of the namespace, each with whether it is stale, by id."""
         rows = self._rows(
             "SELECT id, person, topic, rule, evidence, stale FROM root_units "
             "WHERE namespace = ? ORDER BY id",
             (namespace,),
         )
         return [
-            {
-                "id": str(i),
-                "person": str(p),
-                "topic": str(t),
-                "rule": str(r),
-                "evidence_ids": json.loads(str(e)),
-                "stale": bool(s),
-            }
+            (
+                RootUnit(
+                    id=str(i),
+                    person=str(p),
+                    topic=str(t),
+                    rule=str(r),
+                    evidence_ids=json.loads(str(e)),
+                ),
+                bool(s),
+            )
             for i, p, t, r, e, s in rows
         ]
 
-    def replace_root_units(self, namespace: str, units: Sequence[dict[str, Any]]) -> None:
+    def replace_root_units(self, namespace: str, units: Sequence[RootUnit]) -> None:
         """Store the namespace's new root-unit set (evidence must name stored units)."""
         with self.transaction() as db:
             db.execute("DELETE FROM root_units WHERE namespace = ?", (namespace,))
             db.executemany(
                 "INSERT INTO root_units VALUES (?,?,?,?,?,?,0)",
                 [
-                    (namespace, u["id"], u["person"], u["topic"], u["rule"],
-                     json.dumps(u["evidence_ids"]))
+                    (namespace, u.id, u.person, u.topic, u.rule, json.dumps(u.evidence_ids))
                     for u in units
                 ],
             )  # fmt: skip

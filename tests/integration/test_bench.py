@@ -82,7 +82,7 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
         assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
         assert "first_hop_recall" in size["per_node_p50_ms"]
     store = Deployment(store_dir=str(tmp_path / "store")).store()
-    assert store.relational.namespaces() == ["scale"], "every unit lives in one namespace"
+    assert store.namespaces() == ["scale"], "every unit lives in one namespace"
     assert (tmp_path / "r" / "bench_scale.md").read_text().startswith("| units |")
 
 
@@ -194,7 +194,7 @@ def test_prefeval_template_is_restored_exactly(tmp_path: Path) -> None:
         ("dense", "explicit/N=10"),
         ("ripplegraph", "explicit/N=10"),
     }
-    assert scorer.store.relational.unit_ids(template.namespace) == template.ids
+    assert scorer.store.unit_ids(template.namespace) == template.ids
     assert scorer.store.check().consistent
 
 

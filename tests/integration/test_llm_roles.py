@@ -374,10 +374,10 @@ def test_write_path_with_a_model(tmp_path: Path) -> None:
         assert [e.dst for e in store.neighbours("alex", [chewed], ["caused_by"])] == [teething]
         causes = next(e for e in result.trace if e.node == "link_causes")
         assert causes.decision == "1 causal edge(s) kept, 1 rejected by PMI"
-        roots = store.relational.root_units("alex")
-        assert [(r["person"], r["topic"]) for r in roots] == [("Maya", "diet")]
-        assert result.roots_touched == [roots[0]["id"]]
-        assert store.relational.pending_roots("alex") != []  # 4 wait for the next batch
+        roots = store.root_units("alex", include_stale=True)
+        assert [(r.person, r.topic) for r in roots] == [("Maya", "diet")]
+        assert result.roots_touched == [roots[0].id]
+        assert store.pending_roots("alex") != []  # 4 wait for the next batch
         assert result.llm_calls == server.calls() + 2  # + the two PMI scorings
         per_role = {role: (server.calls(role), server.usage[role]) for role in server.usage}
         print(f"\ningest of {len(LIFE)} turns: {result.llm_calls} calls; by role: {per_role}")  # noqa: T201
@@ -390,7 +390,7 @@ def test_write_path_with_a_model(tmp_path: Path) -> None:
 
         allergy = next(u for u in units if "allergic" in u.text)
         assert store.forget("alex", memory_ids=[allergy.id]) == [allergy.id]
-        assert store.relational.root_units("alex") == []  # its only evidence is gone
+        assert store.root_units("alex", include_stale=True) == []  # its only evidence is gone
         store.forget("alex", memory_ids=[teething])
         assert store.neighbours("alex", [chewed], ["caused_by"]) == []
         report = store.check()

@@ -12,12 +12,11 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.context import Deployed
 from agent.graph import recall_graph
-from agent.linking import EDGE_TYPES
-from agent.memory import MemoryUnit
+from agent.memory import MemoryUnit, RootUnit
 from agent.policies.roots import namespace_roots
 from agent.recall_config import RECIPES
 from agent.state import RecallInput, RecallOutput
-from agent.store import MemoryStore
+from agent.store import LINK_TYPES, MemoryStore
 from agent.tools import make_forget_tool
 from tests.integration.conftest import BACKENDS, backend_context, ingest
 from tests.tenants import TENANTS, secret, tenant_sessions
@@ -86,7 +85,7 @@ def test_no_channel_crosses_a_namespace(tenants: Deployed, data: st.DataObject) 
         namespace, victim_unit.people, victim_unit.places, victim_unit.time, k=50
     )
     assert {m.unit_id for m in cue_hits} <= own
-    assert store.neighbours(namespace, foreign, EDGE_TYPES) == []
+    assert store.neighbours(namespace, foreign, LINK_TYPES) == []
     assert store.get(namespace, foreign) == {}
 
 
@@ -96,7 +95,7 @@ def test_edges_never_cross_namespaces(tenants: Deployed) -> None:
     assert report.consistent, report.problems
     for namespace in TENANTS:
         ids = [u.id for u in store.all_units(namespace)]
-        for edge in store.neighbours(namespace, ids, EDGE_TYPES):
+        for edge in store.neighbours(namespace, ids, LINK_TYPES):
             assert edge.dst in ids
 
 
@@ -120,7 +119,7 @@ def assert_forgotten(context: Deployed, namespace: str, gone: list[MemoryUnit]) 
         if result is not None:
             assert unit.id not in {e.memory.id for e in result.evidence}
             assert unit.text not in result.context
-    assert not {e.dst for e in store.neighbours(namespace, remaining, EDGE_TYPES)} & ids
+    assert not {e.dst for e in store.neighbours(namespace, remaining, LINK_TYPES)} & ids
     roots, _ = namespace_roots(store, namespace, ROOTS.max_root_units, ROOTS.root_evidence)
     for root in roots:
         assert root.evidence_ids and not ids & set(root.evidence_ids)
@@ -137,7 +136,7 @@ def test_forget_removes_every_trace_and_nothing_else(
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
     bob_before = store.all_units("bob")
-    bob_edges = store.neighbours("bob", [u.id for u in bob_before], EDGE_TYPES)
+    bob_edges = store.neighbours("bob", [u.id for u in bob_before], LINK_TYPES)
     units = store.all_units("alice")
     roots_before, _ = namespace_roots(store, "alice", ROOTS.max_root_units, ROOTS.root_evidence)
     assert roots_before, "the tenant's allergy should make a root memory"
@@ -159,7 +158,7 @@ def test_forget_removes_every_trace_and_nothing_else(
     assert sorted(forgotten) == sorted(u.id for u in expected)
     assert_forgotten(fresh_context, "alice", expected)
     assert store.all_units("bob") == bob_before
-    assert store.neighbours("bob", [u.id for u in bob_before], EDGE_TYPES) == bob_edges
+    assert store.neighbours("bob", [u.id for u in bob_before], LINK_TYPES) == bob_edges
     if selector == "person":
         roots, _ = namespace_roots(store, "alice", ROOTS.max_root_units, ROOTS.root_evidence)
         assert not [r for r in roots if r.person.lower() == "maya"]
@@ -262,17 +261,15 @@ def test_store_refuses_the_other_vector_backend(fresh_context: Deployed) -> None
 
 
 def test_forgetting_part_of_a_consolidated_root_marks_it_stale(fresh_context: Deployed) -> None:
-    from agent.policies.roots import consolidated_roots
-
     store = fresh_context.store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     first, second = [u.id for u in store.all_units("alice")[:2]]
-    root = {"id": "root_x", "person": "Maya", "topic": "diet", "rule": "No peanuts for Maya.",
-            "evidence_ids": [first, second]}  # fmt: skip
-    store.relational.replace_root_units("alice", [root])
-    assert [r.id for r in consolidated_roots(store, "alice")] == ["root_x"]
+    root = RootUnit(id="root_x", person="Maya", topic="diet", rule="No peanuts for Maya.",
+                    evidence_ids=[first, second])  # fmt: skip
+    store.replace_root_units("alice", [root])
+    assert [r.id for r in store.root_units("alice")] == ["root_x"]
     store.forget("alice", memory_ids=[first])
-    assert consolidated_roots(store, "alice") == []  # stale: not routed until rewritten
-    [stale] = consolidated_roots(store, "alice", include_stale=True)
+    assert store.root_units("alice") == []  # stale: not routed until rewritten
+    [stale] = store.root_units("alice", include_stale=True)
     assert stale.evidence_ids == [second]
     assert store.check().consistent

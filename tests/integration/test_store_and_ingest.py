@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 
 from agent.context import Deployed
-from agent.linking import EDGE_TYPES
 from agent.memory import Session, TimeInterval, Turn
 from agent.policies.counterfactual import standing_constraints
 from agent.policies.roots import namespace_roots
 from agent.recall_config import RECIPES
-from agent.store import MemoryStore, StoreError, memory_store
+from agent.store import LINK_TYPES, MemoryStore, StoreError, memory_store
 from agent.store.cue_index import epoch
 from agent.store.derived import evict_namespace
 from agent.store.memory_store import MemoryStore as Store
@@ -44,13 +43,13 @@ def test_every_turn_becomes_one_unit_with_both_edge_types(demo_store: MemoryStor
 
 def test_reingest_is_a_no_op(demo_context: Deployed, demo_store: MemoryStore) -> None:
     before_units = demo_store.all_units(DEMO_NAMESPACE)
-    before_edges = demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
+    before_edges = demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], LINK_TYPES)
     result = ingest(demo_context, DEMO_NAMESPACE, demo_sessions())
     assert result.written_ids == []
     assert result.units_total == len(before_units)
     assert demo_store.all_units(DEMO_NAMESPACE) == before_units
     assert (
-        demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], EDGE_TYPES)
+        demo_store.neighbours(DEMO_NAMESPACE, [u.id for u in before_units], LINK_TYPES)
         == before_edges
     )
     assert demo_store.vectors.count(DEMO_NAMESPACE) == len(before_units)
@@ -58,9 +57,9 @@ def test_reingest_is_a_no_op(demo_context: Deployed, demo_store: MemoryStore) ->
 
 def test_edges_are_bounded_symmetric_and_in_namespace(demo_store: MemoryStore) -> None:
     ids = [u.id for u in demo_store.all_units(DEMO_NAMESPACE)]
-    edges = demo_store.neighbours(DEMO_NAMESPACE, ids, EDGE_TYPES)
+    edges = demo_store.neighbours(DEMO_NAMESPACE, ids, LINK_TYPES)
     as_set = {(e.src, e.dst, e.type, e.weight) for e in edges}
-    for edge_type in EDGE_TYPES:
+    for edge_type in LINK_TYPES:
         degree: dict[str, int] = {}
         for e in edges:
             if e.type == edge_type:
@@ -94,7 +93,7 @@ def test_read_channels(demo_store: MemoryStore) -> None:
     near = demo_store.search_cues(DEMO_NAMESPACE, interval=unit.time, k=5, exclude=allergy)
     assert near and all(m.unit_id != allergy for m in near)
     assert min(m.time_distance_days for m in near) < 1.0
-    neighbours = demo_store.neighbours(DEMO_NAMESPACE, [allergy], EDGE_TYPES)
+    neighbours = demo_store.neighbours(DEMO_NAMESPACE, [allergy], LINK_TYPES)
     assert neighbours and all(e.src == allergy for e in neighbours)
     assert [e.weight for e in neighbours] == sorted((e.weight for e in neighbours), reverse=True)
 
@@ -109,7 +108,7 @@ def test_namespaces_do_not_mix(demo_context: Deployed, demo_store: MemoryStore) 
         assert demo_store.get(other, [mid])
     allergy = find(demo_store, "allergic to seafood")
     assert demo_store.get(other, [allergy]) == {}
-    assert demo_store.neighbours(other, [allergy], EDGE_TYPES) == []
+    assert demo_store.neighbours(other, [allergy], LINK_TYPES) == []
 
 
 def test_uncommitted_vector_is_invisible(demo_store: MemoryStore) -> None:
@@ -235,7 +234,14 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     store.search_lexical("ana", "warm up", 5)  # every followed value exists before the writes
     store.vocabulary("ana")
     namespace_roots(store, "ana", ROOTS.max_root_units, ROOTS.root_evidence)
-    standing_constraints(store, "ana")
+    hike = store.embedder.query("a hard weekend hike")
+
+    def constraints() -> list[object]:
+        index = standing_constraints(store, "ana")
+        ranked = index.ranked(set(), hike, lambda ids: store.embeddings("ana", ids), 50)
+        return [m.id for m in index.units] + [(m.id, round(s, 5)) for m, s in ranked]
+
+    constraints()
     asked: list[int] = []
     since = store.relational.units_since
     monkeypatch.setattr(
@@ -251,7 +257,7 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
             [store.search_lexical("ana", q, 20) for q in QUESTIONS],
             store.vocabulary("ana"),
             store.latest_time("ana"),
-            [m.id for m in standing_constraints(store, "ana")],
+            constraints(),
             roots,
             vectors.tolist(),
         )

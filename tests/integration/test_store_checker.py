@@ -92,10 +92,9 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     assert sorted(store.vectors.namespaces()) == ["alice", "bob"]
     unvectored = store.get("alice", [hit["unvectored"]])[hit["unvectored"]]
     assert hit["unvectored"] in {m for m, _ in store.search_semantic("alice", unvectored.text, 3)}
-    roots = store.relational.root_units("alice")
-    assert [(r["id"], r["evidence_ids"], r["stale"]) for r in roots] == [
-        ("r1", [hit["cited"]], True)
-    ]
+    roots = store.root_units("alice", include_stale=True)
+    assert [(r.id, r.evidence_ids) for r in roots] == [("r1", [hit["cited"]])]
+    assert store.root_units("alice") == [], "stale"
     edge = hit["edge"]
     assert store.count_edges("alice")[edge.type] == edges_before[edge.type] - 1
     assert edge.dst not in {e.dst for e in store.neighbours("alice", [edge.src], [edge.type])}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from agent.memory import MemoryUnit, Provenance, TimeInterval
 from agent.store.cue_index import CueIndex
 
@@ -48,3 +50,15 @@ def test_exclusion_limits_and_growth() -> None:
     assert [m.unit_id for m in index.matches([], ["Porto"], None, k=5)] == ["b", "c"]
     assert index.matches(["Nobody"], [], None, k=5) == []
     assert index.matches([], [], None, k=5) == []
+
+
+def test_query_closeness_breaks_shared_cue_ties_among_the_candidates_only() -> None:
+    index = CueIndex.of(UNITS)
+    near = {"a": 0.1, "b": 0.9, "c": 0.5, "e": 0.7}
+    closeness = lambda ids: np.asarray([near[i] for i in ids])  # noqa: E731
+    found = index.matches(["Maya", "Tom"], [], None, k=3, closeness=closeness, candidates=10)
+    assert [(m.unit_id, m.shared) for m in found] == [("b", 2), ("e", 1), ("c", 1)]
+    # Only the first three in index order (b, then a and c by write order) are re-ranked:
+    # e, the closest of the single-cue matches, is not among them.
+    found = index.matches(["Maya", "Tom"], [], None, k=2, closeness=closeness, candidates=3)
+    assert [m.unit_id for m in found] == ["b", "c"]

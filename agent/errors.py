@@ -1,0 +1,32 @@
+"""Every error RippleGraph raises on purpose, under one root.
+
+An embedding application catches ``RippleGraphError`` to tell a refused request (bad input,
+a store opened with another model, a chat model that cannot be created) from a bug; the CLI
+reports each one the same way: the message, exit status 2, no traceback.
+"""
+
+from __future__ import annotations
+
+
+class RippleGraphError(Exception):
+    """The root: a request RippleGraph refused, with a message that says why."""
+
+
+class StoreError(RippleGraphError, RuntimeError):
+    """The store cannot serve the request as configured (e.g. a different embedding model)."""
+
+
+class EmbeddingSetupError(RippleGraphError, RuntimeError):
+    """The configured embedding model cannot be loaded (missing extra, unknown name)."""
+
+
+class ChatModelSetupError(RippleGraphError, RuntimeError):
+    """The configured chat model cannot be created (unknown provider, missing package)."""
+
+
+class IngestFileError(RippleGraphError, ValueError):
+    """The file cannot be ingested; the message says what and where."""
+
+
+class BudgetSpent(RippleGraphError, RuntimeError):
+    """The next model call would overrun the step's allowance, so it is not made."""
