@@ -16,7 +16,6 @@ import numpy as np
 from agent.memory import MemoryKind, MemoryUnit, RootUnit
 from agent.state import QueryCues
 from agent.store import MemoryStore
-from agent.store.derived import DerivedCache
 from agent.text import normalise_cue
 
 _TOPICS = {
@@ -25,7 +24,6 @@ _TOPICS = {
     MemoryKind.PLAN: "goals and plans",
     MemoryKind.RELATIONSHIP: "relationships",
 }
-_cache: DerivedCache[tuple[list[RootUnit], np.ndarray]] = DerivedCache()
 
 
 def _subject(memory: MemoryUnit) -> str:
@@ -36,7 +34,6 @@ def _subject(memory: MemoryUnit) -> str:
 
 
 Groups = dict[tuple[str, str], list[MemoryUnit]]
-_groups: DerivedCache[Groups] = DerivedCache()
 
 
 def grouped(groups: Groups, units: Sequence[MemoryUnit]) -> Groups:
@@ -82,12 +79,11 @@ def namespace_roots(
         consolidated = store.root_units(namespace)
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
-        groups = store.follow(_groups, namespace, lambda units: grouped({}, units), grouped)
+        groups = store.follow("root groups", namespace, lambda units: grouped({}, units), grouped)
         roots = build_roots(groups, max_units, evidence)
         return roots, evidence_means(store, namespace, roots)
 
-    generation = store.generation(namespace)
-    return _cache.get(store.directory, namespace, generation, (max_units, evidence), build)
+    return store.derived("roots", namespace, (max_units, evidence), build)
 
 
 def evidence_means(store: MemoryStore, namespace: str, roots: Sequence[RootUnit]) -> np.ndarray:

@@ -11,6 +11,7 @@ Forgetting also evicts the entries at once, so no forgotten text lingers in proc
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from agent.memory import MemoryUnit
 
 T = TypeVar("T")
-_registry: list[DerivedCache[Any]] = []
+_registry: weakref.WeakSet[DerivedCache[Any]] = weakref.WeakSet()  # every live cache
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class DerivedCache(Generic[T]):
         self._limit = limit
         self._lock = threading.Lock()
         self._followed: dict[tuple[Hashable, ...], _Followed[T]] = {}
-        _registry.append(self)
+        _registry.add(self)
 
     def get(
         self,

@@ -37,9 +37,8 @@ from agent.text import normalise_cue
 
 _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
 S = TypeVar("S")
-_searches: DerivedCache[list[Any]] = DerivedCache(limit=512)  # channel results: ids, scores
-_bm25: DerivedCache[Bm25] = DerivedCache()
-_cue_indexes: DerivedCache[CueIndex] = DerivedCache()
+T = TypeVar("T")
+_SEARCHES = 512  # channel results kept per store: searches are keyed by free text
 
 
 @dataclass
@@ -74,9 +73,6 @@ class Vocabulary:
             for kind in ("person", "place")
         )
         return people, places
-
-
-_vocabularies: DerivedCache[Vocabulary] = DerivedCache()
 
 
 @dataclass
@@ -143,6 +139,8 @@ class MemoryStore:
                 else VectorIndex.embedded(self.directory / "chroma", self.store_id)
             )
         self._vector_cache: dict[str, np.ndarray] = {}
+        self._caches: dict[str, DerivedCache[Any]] = {}
+        self._caches_lock = threading.Lock()
 
     def write_lock(self) -> FileLock:
         """The cross-process lock every writer holds (re-entrant within a process)."""
@@ -357,11 +355,11 @@ class MemoryStore:
 
     def vocabulary(self, namespace: str) -> tuple[list[str], list[str]]:
         """The namespace's known people and places (normalised), most frequent first."""
-        return self.follow(_vocabularies, namespace, Vocabulary.of, Vocabulary.extended).ranked()
+        return self.follow("vocabulary", namespace, Vocabulary.of, Vocabulary.extended).ranked()
 
     def latest_time(self, namespace: str) -> datetime | None:
         """The end of the namespace's latest memory time (the "now" of its questions)."""
-        return self.follow(_vocabularies, namespace, Vocabulary.of, Vocabulary.extended).latest
+        return self.follow("vocabulary", namespace, Vocabulary.of, Vocabulary.extended).latest
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors by id, served from an in-process cache when seen before.
@@ -395,13 +393,12 @@ class MemoryStore:
         Recall recipes, a Studio re-run and a chat turn's tool call ask the same question of
         the same namespace state; each first-hop channel then costs one lookup.
         """
-        generation = self.relational.generation(namespace)
-        return list(_searches.get(self.directory, namespace, generation, parameters, search))
+        return list(self.derived("searches", namespace, parameters, search))
 
     def clear_query_caches(self) -> None:
         """Forget cached query embeddings and searches (benchmarks time them too)."""
         self.embedder.clear_cache()
-        _searches.clear(self.directory)
+        self._cache("searches").clear(self.directory)
 
     def search_semantic(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by cosine similarity to the query text."""
@@ -411,15 +408,26 @@ class MemoryStore:
             lambda: self.search_vectors(namespace, self.embedder.query(query)[None, :], k)[0],
         )
 
+    def _cache(self, name: str) -> DerivedCache[Any]:
+        with self._caches_lock:
+            if name not in self._caches:
+                self._caches[name] = DerivedCache(limit=_SEARCHES if name == "searches" else None)
+            return self._caches[name]
+
     def follow(
         self,
-        cache: DerivedCache[S],
+        name: str,
         namespace: str,
         build: Callable[[list[MemoryUnit]], S],
         grow: Callable[[S, list[MemoryUnit]], S],
     ) -> S:
-        """A value of the namespace's units that grows with its writes (``DerivedCache``)."""
-        return cache.follow(
+        """The value ``name`` of the namespace's units, grown with its writes.
+
+        ``build`` makes it from every unit; ``grow`` adds the units written since, in write
+        order.  A deletion rebuilds it, a forget evicts it (``DerivedCache.follow``).  The
+        store holds these values, so the policies that define them stay pure functions.
+        """
+        value: S = self._cache(name).follow(
             self.directory,
             namespace,
             self.relational.generation(namespace),
@@ -427,9 +435,19 @@ class MemoryStore:
             build,
             grow,
         )
+        return value
+
+    def derived(
+        self, name: str, namespace: str, parameters: tuple[Hashable, ...], build: Callable[[], T]
+    ) -> T:
+        """The value ``name`` for these parameters, rebuilt after any change to the namespace."""
+        value: T = self._cache(name).get(
+            self.directory, namespace, self.relational.generation(namespace), parameters, build
+        )
+        return value
 
     def _lexical(self, namespace: str) -> Bm25:
-        return self.follow(_bm25, namespace, Bm25.of, Bm25.extended)
+        return self.follow("bm25", namespace, Bm25.of, Bm25.extended)
 
     def search_lexical(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by BM25 score."""
@@ -469,7 +487,7 @@ class MemoryStore:
             return near
 
         def search() -> list[CueMatch]:
-            index = self.follow(_cue_indexes, namespace, CueIndex.of, CueIndex.extended)
+            index = self.follow("cue index", namespace, CueIndex.of, CueIndex.extended)
             return index.matches(
                 people,
                 places,

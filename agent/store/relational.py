@@ -152,6 +152,35 @@ _REMOVALS = "removals:"  # meta key prefix: unit deletions per namespace, never 
 _log = logging.getLogger(__name__)
 
 
+_CHUNK = 500  # ids per statement, well under SQLite's limit on bound parameters
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[tuple[list[str], str]]:
+    """``ids`` in slices that fit one statement, each with its ``?,?,…`` placeholders."""
+    for start in range(0, len(ids), _CHUNK):
+        chunk = list(ids[start : start + _CHUNK])
+        yield chunk, ",".join("?" * len(chunk))
+
+
+def _changed(db: sqlite3.Connection, namespace: str | None, *, register: bool = False) -> None:
+    """Bump the write generation of ``namespace`` (of every one when None) in ``db``.
+
+    ``register`` also records a namespace seen for the first time.
+    """
+    if namespace is None:
+        db.execute("UPDATE namespaces SET generation = generation + 1")
+    elif register:
+        db.execute(
+            "INSERT INTO namespaces (namespace, generation) VALUES (?, 1) "
+            "ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1",
+            (namespace,),
+        )
+    else:
+        db.execute(
+            "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?", (namespace,)
+        )
+
+
 def _from_epoch(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
@@ -228,9 +257,7 @@ class RelationalStore:
         """The subset of ``ids`` that are stored."""
         wanted = list(ids)
         found: set[str] = set()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             found.update(
                 str(r[0]) for r in self._rows(f"SELECT id FROM units WHERE id IN ({marks})", chunk)
             )
@@ -243,11 +270,7 @@ class RelationalStore:
         with self.transaction() as db:
             namespaces = {u.namespace for u in units}
             for namespace in namespaces:
-                db.execute(
-                    "INSERT INTO namespaces (namespace, generation) VALUES (?, 1) "
-                    "ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1",
-                    (namespace,),
-                )
+                _changed(db, namespace, register=True)
             (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
             for offset, unit in enumerate(units, start=1):
                 db.execute(
@@ -315,9 +338,7 @@ class RelationalStore:
                 wanted.append(mid)
             elif cached.namespace == namespace:
                 found[mid] = cached
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             for row in self._rows(
                 f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? AND id IN ({marks})",
                 [namespace, *chunk],
@@ -437,9 +458,7 @@ class RelationalStore:
         wanted = list(dict.fromkeys(ids))
         deleted: list[str] = []
         with self.transaction() as db:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in _chunks(wanted):
                 found = [
                     str(r[0])
                     for r in db.execute(
@@ -449,22 +468,19 @@ class RelationalStore:
                 ]
                 if not found:
                     continue
-                marks = ",".join("?" * len(found))
-                db.execute(f"DELETE FROM edges WHERE src IN ({marks})", found)
-                db.execute(f"DELETE FROM edges WHERE dst IN ({marks})", found)
-                db.execute(f"DELETE FROM cues WHERE unit_id IN ({marks})", found)
-                db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({marks})", found)
-                db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({marks})", found)
-                db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({marks})", found)
-                db.execute(f"DELETE FROM units WHERE id IN ({marks})", found)
+                held = ",".join("?" * len(found))
+                db.execute(f"DELETE FROM edges WHERE src IN ({held})", found)
+                db.execute(f"DELETE FROM edges WHERE dst IN ({held})", found)
+                db.execute(f"DELETE FROM cues WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM units WHERE id IN ({held})", found)
                 deleted += found
             if deleted:
                 self._drop_root_evidence(db, namespace, set(deleted))
                 self._count_removal(db, namespace)
-                db.execute(
-                    "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
-                    (namespace,),
-                )
+                _changed(db, namespace)
         for mid in deleted:
             self._unit_cache.pop(mid, None)
         return deleted
@@ -506,10 +522,7 @@ class RelationalStore:
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             self._count_removal(db, namespace)
-            db.execute(
-                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
-                (namespace,),
-            )
+            _changed(db, namespace)
         for mid in ids:
             self._unit_cache.pop(mid, None)
         return ids
@@ -542,11 +555,7 @@ class RelationalStore:
                 "WHERE e.namespace = ?",
                 (target, source),
             )
-            db.execute(
-                "INSERT INTO namespaces (namespace, generation) VALUES (?, 1) "
-                "ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1",
-                (target,),
-            )
+            _changed(db, target, register=True)
             db.execute("DELETE FROM id_map")
 
     # --- edges -----------------------------------------------------------------------------
@@ -555,9 +564,7 @@ class RelationalStore:
         """Every edge of ``edge_type`` with an endpoint in ``ids`` (one row per direction)."""
         wanted = list(dict.fromkeys(ids))
         edges: list[Edge] = []
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             rows = self._rows(
                 f"SELECT src, dst, type, weight FROM edges WHERE type = ? AND src IN ({marks})",
                 [edge_type, *chunk],
@@ -569,9 +576,7 @@ class RelationalStore:
         """Number of ``edge_type`` edges at each node in ``ids``."""
         wanted = list(dict.fromkeys(ids))
         found = dict.fromkeys(wanted, 0)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             for node, count in self._rows(
                 f"SELECT src, COUNT(*) FROM edges WHERE type = ? AND src IN ({marks}) GROUP BY src",
                 [edge_type, *chunk],
@@ -607,10 +612,7 @@ class RelationalStore:
                 [(namespace, a, b, edge_type, w) for a, b, w in additions]
                 + [(namespace, b, a, back, w) for a, b, w in additions],
             )
-            db.execute(
-                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
-                (namespace,),
-            )
+            _changed(db, namespace)
 
     def neighbours(
         self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]
@@ -622,9 +624,7 @@ class RelationalStore:
             return []
         edges: list[Edge] = []
         type_marks = ",".join("?" * len(types))
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             rows = self._rows(
                 "SELECT src, dst, type, weight FROM edges WHERE namespace = ? "
                 f"AND type IN ({type_marks}) AND src IN ({marks}) ORDER BY weight DESC, dst",
@@ -699,7 +699,7 @@ class RelationalStore:
                 self._drop_root_evidence(db, namespace, evidence - existing)
             for table, condition in _BROKEN.values():
                 db.execute(f"DELETE FROM {table} WHERE {condition}")
-            db.execute("UPDATE namespaces SET generation = generation + 1")
+            _changed(db, None)
 
     # --- root units, clusters --------------------------------------------------------------
 
@@ -735,10 +735,7 @@ class RelationalStore:
                     for u in units
                 ],
             )  # fmt: skip
-            db.execute(
-                "UPDATE namespaces SET generation = generation + 1 WHERE namespace = ?",
-                (namespace,),
-            )
+            _changed(db, namespace)
 
     def add_pending_roots(self, namespace: str, ids: Iterable[str]) -> None:
         """Memories waiting for the next root consolidation batch."""
@@ -801,9 +798,7 @@ class RelationalStore:
         """Cluster ids holding any of ``ids``, by namespace."""
         found: dict[str, set[int]] = {}
         wanted = list(ids)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(wanted):
             for namespace, cid in self._rows(
                 "SELECT DISTINCT namespace, cluster_id FROM cluster_members "
                 f"WHERE unit_id IN ({marks})",

@@ -1,0 +1,98 @@
+"""Local expansion over typed edges and the pool merge, on a hand-built graph, no model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from agent.memory import MemoryUnit, Provenance
+from agent.policies.expansion import cue_match, expand
+from agent.state import Evidence, EvidenceSource, Plan, merge_pool
+from agent.store import SEMANTIC, STRUCTURAL, Edge
+
+
+def unit(mid: str, text: str) -> MemoryUnit:
+    return MemoryUnit(id=mid, namespace="ns", text=text, provenance=Provenance(session_id="s"))
+
+
+class Graph:
+    """The three store reads expansion makes, over a few units (edges stored both ways)."""
+
+    def __init__(self, edges: list[Edge], vectors: dict[str, list[float]]) -> None:
+        self.edges = edges + [Edge(e.dst, e.src, e.type, e.weight) for e in edges]
+        self.units = {mid: unit(mid, f"memory {mid}") for mid in vectors}
+        self.units["harbor"] = unit("harbor", "dinner at the harbor grill")
+        self.vectors = {mid: np.asarray(v, dtype=np.float32) for mid, v in vectors.items()}
+
+    def neighbours(self, namespace: str, ids: Iterable[str], types: Iterable[str]) -> list[Edge]:
+        wanted, kinds = set(ids), set(types)
+        found = [e for e in self.edges if e.src in wanted and e.type in kinds]
+        return sorted(found, key=lambda e: (-e.weight, e.dst))
+
+    def get(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
+        return {mid: self.units[mid] for mid in ids if mid in self.units}
+
+    def embeddings(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        return {mid: self.vectors[mid] for mid in ids if mid in self.vectors}
+
+
+VECTORS = {"a": [1, 0], "b": [0.6, 0.8], "c": [1, 0], "d": [0, 1], "harbor": [0.8, 0.6]}
+EDGES = [
+    Edge("a", "b", SEMANTIC, 0.9),
+    Edge("b", "c", STRUCTURAL, 0.7),
+    Edge("a", "d", SEMANTIC, 0.8),
+    Edge("a", "harbor", STRUCTURAL, 0.5),
+    Edge("a", "harbor", SEMANTIC, 0.6),
+]
+TARGET = np.asarray([1.0, 0.0], dtype=np.float32)
+
+
+def run(
+    plan: Plan, hops: int, top_n: int = 5, exclude: Iterable[str] = ()
+) -> list[tuple[object, ...]]:
+    graph = Graph(EDGES, VECTORS)
+    reached = expand(graph, "ns", plan, TARGET, set(exclude), hops=hops, top_n=top_n)  # type: ignore[arg-type]
+    return [
+        (r.memory.id, r.channel, r.path, r.edges, r.strength, round(r.score, 3)) for r in reached
+    ]
+
+
+def test_the_walk_keeps_its_path_edge_types_and_weakest_link() -> None:
+    assert [r[0] for r in run(Plan(anchors=["a"]), hops=1)] == ["harbor", "b", "d"]
+    reached = {r[0]: r for r in run(Plan(anchors=["a"]), hops=2)}
+    assert reached["c"] == ("c", STRUCTURAL, ["a", "b", "c"], [SEMANTIC, STRUCTURAL], 0.7, 1.0)
+    assert "a" not in reached, "an anchor is never a candidate"
+
+
+def test_a_memory_reached_by_two_channels_is_kept_once() -> None:
+    reached = run(Plan(anchors=["a"]), hops=1)
+    assert [r[0] for r in reached].count("harbor") == 1
+    assert reached[0][:2] == ("harbor", SEMANTIC)  # channels in order; the first keeps it
+
+
+def test_the_target_cues_add_to_similarity_and_top_n_is_per_channel() -> None:
+    plan = Plan(anchors=["a"], target_places=["Harbor"], target_terms=["grill"])
+    assert cue_match(unit("x", "dinner at the harbor grill"), plan) == 1.0
+    assert cue_match(unit("x", "a quiet night in"), plan) == 0.0
+    reached = run(plan, hops=1, top_n=1)
+    # harbor: 0.8 cosine + 1.0 cues, best of both channels; d only stays if its channel keeps it.
+    assert [(r[0], r[5]) for r in reached] == [("harbor", 1.8)]
+    assert [r[0] for r in run(plan, hops=1, top_n=1, exclude=["harbor"])] == ["b"]
+
+
+def test_merge_pool_accumulates_sources_once_and_keeps_the_anchor_flag() -> None:
+    first = EvidenceSource(channel="semantic", rank=1, score=0.9)
+    second = EvidenceSource(channel="expansion", rank=2, score=0.5, path=["a", "b"], round=1)
+    left = {"b": Evidence(memory=unit("b", "x"), sources=[first], anchor=True, score=0.4)}
+    right = {
+        "b": Evidence(memory=unit("b", "x"), sources=[first, second], score=0.0),
+        "c": Evidence(memory=unit("c", "y"), sources=[second]),
+    }
+    merged = merge_pool(left, right)
+    assert merged["b"].sources == [first, second]
+    assert merged["b"].anchor and merged["b"].score == 0.4  # a zero score does not overwrite
+    assert (
+        merge_pool(merged, {"b": merged["b"].model_copy(update={"score": 0.7})})["b"].score == 0.7
+    )
+    assert list(merged) == ["b", "c"]
