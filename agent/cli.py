@@ -5,10 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import tempfile
-import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,26 +19,20 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from agent import auth
-from agent.checkpointing import sqlite_saver
+from agent.api import Remembered, answer, checkpointed_recall, recall, remember
 from agent.context import Deployed, Deployment, default_store_dir
 from agent.errors import RippleGraphError
 from agent.eval.commands import bench
-from agent.graph import build_recall_graph, ingest_graph, recall_graph
+from agent.graph import recall_graph
 from agent.ingest_files import load_sessions
-from agent.llm import Allowance
 from agent.memory import Session
-from agent.policies.answer import extractive_answer
 from agent.recall_config import RECIPES
-from agent.roles import answer
 from agent.state import (
     MAX_QUERY_CHARS,
-    IngestInput,
-    IngestOutput,
-    RecallInput,
     RecallOutput,
     TraceEvent,
 )
-from agent.store.erasure import CHECKPOINTS
+from agent.store import LINK_TYPES
 from agent.trace_page import render_page, state_from
 
 console = Console()
@@ -157,71 +149,31 @@ def _known_namespace(context: Deployed, namespace: str) -> None:
         )
 
 
-def _batches(sessions: Sequence[Session]) -> list[list[Session]]:
-    return [
-        list(sessions[i : i + _SESSIONS_PER_BATCH])
-        for i in range(0, len(sessions), _SESSIONS_PER_BATCH)
-    ]
-
-
 def ingest_sessions(
     sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
-) -> dict[str, object]:
-    """Run the ingest graph over ``sessions`` in batches; returns the summary.
-
-    On embedded Chroma the whole ingest holds the store's write lock: Chroma's embedded
-    client is not safe against another process's writes interleaving with its own reads
-    (seen as "Error finding id" with two concurrent ingests), so a second writer waits for
-    the first to finish.  A Chroma server serialises requests itself; there batches interleave.
-    """
-    started = time.perf_counter()
-    new_units = 0
-    edges = {"semantic": 0, "structural": 0}
-    total_turns = sum(len(s.turns) for s in sessions)
-    exclusive = nullcontext() if context.deployment.chroma_url else context.store().write_lock()
-    with (
-        exclusive,
-        Progress(
-            TextColumn("[bold]ingest[/bold] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("turns"),
-            TimeElapsedColumn(),
-            console=errors,
-            disable=not show_progress,
-            transient=True,
-        ) as progress,
-    ):
-        task = progress.add_task(namespace, total=total_turns)
-        for batch in _batches(sessions):
-            raw = ingest_graph.invoke(
-                IngestInput(namespace=namespace, sessions=batch), context=context
-            )
-            result = IngestOutput.model_validate(raw)
-            new_units += len(result.written_ids)
-            for edge_type, added in result.edges_added.items():
-                edges[edge_type] = edges.get(edge_type, 0) + added
-            progress.advance(task, sum(len(s.turns) for s in batch))
-    store = context.store()
-    return {
-        "namespace": namespace,
-        "units": store.count_units(namespace),
-        "new_units": new_units,
-        "edges": store.count_edges(namespace),
-        "edges_added": edges,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+) -> Remembered:
+    """``remember`` with a progress bar on stderr."""
+    with Progress(
+        TextColumn("[bold]ingest[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=not show_progress,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(namespace, total=sum(len(s.turns) for s in sessions))
+        return remember(sessions, namespace, context, lambda turns: progress.advance(task, turns))
 
 
-def _summary_table(summary: dict[str, object]) -> Table:
-    table = Table(title=f"namespace {summary['namespace']}", show_header=False)
-    edges = summary["edges"]
-    assert isinstance(edges, dict)
-    table.add_row("memory units", str(summary["units"]))
-    table.add_row("new units", str(summary["new_units"]))
-    for edge_type in ("semantic", "structural"):
-        table.add_row(f"{edge_type} edges", str(edges.get(edge_type, 0)))
-    table.add_row("seconds", f"{summary['seconds']:.1f}")
+def _summary_table(summary: Remembered) -> Table:
+    table = Table(title=f"namespace {summary.namespace}", show_header=False)
+    table.add_row("memory units", str(summary.units))
+    table.add_row("new units", str(summary.new_units))
+    for edge_type in LINK_TYPES:
+        table.add_row(f"{edge_type} edges", str(summary.edges.get(edge_type, 0)))
+    table.add_row("seconds", f"{summary.seconds:.1f}")
     return table
 
 
@@ -241,54 +193,18 @@ def ingest(
     context.deployment.caller()  # a model that cannot be created fails here, before any write
     summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     if as_json:
-        edges = summary["edges"]
-        assert isinstance(edges, dict)
         typer.echo(
             json.dumps(
                 {
-                    "units": summary["units"],
-                    "new_units": summary["new_units"],
-                    "edges": {t: edges.get(t, 0) for t in ("semantic", "structural")},
-                    "seconds": summary["seconds"],
+                    "units": summary.units,
+                    "new_units": summary.new_units,
+                    "edges": {t: summary.edges.get(t, 0) for t in LINK_TYPES},
+                    "seconds": summary.seconds,
                 }
             )
         )
     else:
         console.print(_summary_table(summary))
-
-
-def recall(
-    question: str, namespace: str, context: Deployed, graph: Any = recall_graph, thread: str = ""
-) -> RecallOutput:
-    """Run the recall graph once (on a thread when the graph has a checkpointer)."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread}} if thread else {}
-    raw = graph.invoke(
-        RecallInput(query=question, namespace=namespace), context=context, config=config
-    )
-    return RecallOutput.model_validate(raw)
-
-
-def answer_text(question: str, result: RecallOutput, context: Deployed) -> str:
-    """The answer role's reply when a model is configured and budget is left, else extractive."""
-    caller = context.deployment.caller()
-    if caller is not None:
-        spent = result.budget
-        allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
-        ids = {e.memory.id for e in result.evidence}
-        reply, usage = answer(caller, question, result.context, ids, allowance)
-        if reply is not None:
-            return reply.answer + (
-                f"\n\nSources: {', '.join(reply.cited_ids)}" if reply.cited_ids else ""
-            )
-        errors.print(f"[yellow]note:[/yellow] answer role fell back: {usage.note}")
-    return extractive_answer(question, result.evidence)
-
-
-@contextmanager
-def checkpointed_recall(store_dir: Path) -> Iterator[Any]:
-    """The recall graph with the CLI's SQLite checkpointer (``checkpoints.sqlite`` in the store)."""
-    with sqlite_saver(store_dir / CHECKPOINTS) as saver:
-        yield build_recall_graph().compile(checkpointer=saver, name="recall")
 
 
 def _trace_table(result: RecallOutput) -> Table:
@@ -382,13 +298,15 @@ def ask(
         result = recall(question, namespace, context, graph, thread_id)
         if html is not None:
             _write_page(html, graph.get_state(config).values, thread_id)
-    answer = answer_text(question, result, context)
+    reply, fell_back = answer(question, result, context)
+    if fell_back:
+        errors.print(f"[yellow]note:[/yellow] answer role fell back: {escape(fell_back)}")
     if as_json:
         payload = {
             "thread_id": thread_id,
             "query": question,
             "namespace": namespace,
-            "answer": answer,
+            "answer": reply,
             "context": result.context,
             "stop_reason": result.stop_reason,
             "budget": result.budget.model_dump(),
@@ -495,7 +413,7 @@ def demo(
             console.print(_trace_table(result))
             console.print(_evidence_table(result, limit=8))
             console.print(_budget_line(result))
-            console.print(extractive_answer(question, result.evidence))
+            console.print(answer(question, result, context)[0])
 
 
 @app.command()

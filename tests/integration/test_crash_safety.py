@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import ingest_sessions
+from agent.api import remember
 from agent.context import Deployed
 from agent.ingest_files import load_sessions
 from tests.conftest import deployed
@@ -125,7 +125,7 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
         "collections of unknown namespaces": 0,
     }
     reference = deployed(store_dir=str(tmp_path / "reference"))
-    ingest_sessions(load_sessions(history), "ana", reference, show_progress=False)
+    remember(load_sessions(history), "ana", reference)
     assert {u.id for u in units} == {u.id for u in reference.store().all_units("ana")}
     assert store.count_edges("ana")["semantic"] > 0
 

@@ -1,0 +1,116 @@
+"""The library's entry points for whole operations: remember sessions, recall once, answer.
+
+The CLI parses, calls these and renders; an embedding application calls them the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agent.checkpointing import sqlite_saver
+from agent.context import Deployed
+from agent.graph import build_recall_graph, ingest_graph, recall_graph
+from agent.llm import Allowance
+from agent.memory import Session
+from agent.policies.answer import extractive_answer
+from agent.roles import answer as answer_role
+from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
+from agent.store.erasure import CHECKPOINTS
+
+SESSIONS_PER_BATCH = 8
+"""Sessions per ingest graph run: progress shows per batch, and a crash loses at most one."""
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What an ingest did to a namespace."""
+
+    namespace: str
+    units: int  # units the namespace holds now
+    new_units: int
+    edges: dict[str, int]  # the namespace's undirected edges by type, now
+    edges_added: dict[str, int]
+    seconds: float
+
+
+def remember(
+    sessions: Sequence[Session],
+    namespace: str,
+    context: Deployed,
+    advance: Callable[[int], None] = lambda turns: None,
+) -> Remembered:
+    """Run the ingest graph over ``sessions`` in batches; ``advance`` hears each batch's turns.
+
+    On embedded Chroma the whole ingest holds the store's write lock: Chroma's embedded
+    client is not safe against another process's writes interleaving with its own reads
+    (seen as "Error finding id" with two concurrent ingests), so a second writer waits for
+    the first to finish.  A Chroma server serialises requests itself; there batches interleave.
+    """
+    started = time.perf_counter()
+    store = context.store()
+    new_units = 0
+    added: dict[str, int] = {}
+    exclusive = nullcontext() if context.deployment.chroma_url else store.write_lock()
+    with exclusive:
+        for start in range(0, len(sessions), SESSIONS_PER_BATCH):
+            batch = list(sessions[start : start + SESSIONS_PER_BATCH])
+            raw = ingest_graph.invoke(
+                IngestInput(namespace=namespace, sessions=batch), context=context
+            )
+            result = IngestOutput.model_validate(raw)
+            new_units += len(result.written_ids)
+            for edge_type, count in result.edges_added.items():
+                added[edge_type] = added.get(edge_type, 0) + count
+            advance(sum(len(s.turns) for s in batch))
+    return Remembered(
+        namespace=namespace,
+        units=store.count_units(namespace),
+        new_units=new_units,
+        edges=store.count_edges(namespace),
+        edges_added=added,
+        seconds=round(time.perf_counter() - started, 2),
+    )
+
+
+def recall(
+    question: str, namespace: str, context: Deployed, graph: Any = recall_graph, thread: str = ""
+) -> RecallOutput:
+    """Run the recall graph once (on a thread when the graph has a checkpointer)."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread}} if thread else {}
+    raw = graph.invoke(
+        RecallInput(query=question, namespace=namespace), context=context, config=config
+    )
+    return RecallOutput.model_validate(raw)
+
+
+def answer(question: str, result: RecallOutput, context: Deployed) -> tuple[str, str | None]:
+    """The answer and, when the answer role fell back, why.
+
+    The answer role replies when a model is configured and the recall left budget for it;
+    otherwise, or when it fails, the offline extractive answer.
+    """
+    caller = context.deployment.caller()
+    if caller is None:
+        return extractive_answer(question, result.evidence), None
+    spent = result.budget
+    allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
+    ids = {e.memory.id for e in result.evidence}
+    reply, usage = answer_role(caller, question, result.context, ids, allowance)
+    if reply is None:
+        return extractive_answer(question, result.evidence), usage.note
+    sources = f"\n\nSources: {', '.join(reply.cited_ids)}" if reply.cited_ids else ""
+    return reply.answer + sources, None
+
+
+@contextmanager
+def checkpointed_recall(store_dir: Path) -> Iterator[Any]:
+    """The recall graph with a SQLite checkpointer (``checkpoints.sqlite`` in the store)."""
+    with sqlite_saver(store_dir / CHECKPOINTS) as saver:
+        yield build_recall_graph().compile(checkpointer=saver, name="recall")
