@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import openai
 
+from agent.errors import ModelUnavailable
+from agent.llm import estimate_tokens
 from agent.memory import MemoryUnit
 from agent.store import MemoryStore
 
@@ -90,16 +92,27 @@ class PMIScorer:
         return sum(picked), len(picked)
 
     def pmi(self, cause: MemoryUnit, effect: MemoryUnit) -> float:
-        """Per-token PMI of the effect given the cause (one request, two prompts)."""
+        """Per-token PMI of the effect given the cause (one request, two prompts).
+
+        Raises ``ModelUnavailable`` when the endpoint fails or gives no log-probabilities.
+        """
         conditioned = _ANTECEDENT.format(cause=cause.text.rstrip(". ") + ".")
-        response = self._client.completions.create(
-            model=self.model,
-            prompt=[conditioned + effect.text, _BASELINE + effect.text],
-            max_tokens=1,
-            echo=True,
-            logprobs=0,
-            temperature=0,
-        )
-        with_cause, n = self._continuation_logprob(response.choices[0], len(conditioned))
-        alone, m = self._continuation_logprob(response.choices[1], len(_BASELINE))
+        try:
+            response = self._client.completions.create(
+                model=self.model,
+                prompt=[conditioned + effect.text, _BASELINE + effect.text],
+                max_tokens=1,
+                echo=True,
+                logprobs=0,
+                temperature=0,
+            )
+            with_cause, n = self._continuation_logprob(response.choices[0], len(conditioned))
+            alone, m = self._continuation_logprob(response.choices[1], len(_BASELINE))
+        except (openai.OpenAIError, ValueError) as error:
+            raise ModelUnavailable(f"PMI unavailable ({type(error).__name__}: {error})") from error
         return with_cause / n - alone / m
+
+    @staticmethod
+    def cost(cause: MemoryUnit, effect: MemoryUnit) -> int:
+        """Tokens one scoring spends, estimated: both prompts carry the effect, one the cause."""
+        return 2 * estimate_tokens(cause.text + effect.text)

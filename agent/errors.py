@@ -28,5 +28,9 @@ class IngestFileError(RippleGraphError, ValueError):
     """The file cannot be ingested; the message says what and where."""
 
 
+class ModelUnavailable(RippleGraphError, RuntimeError):
+    """An endpoint did not give what a step needs (e.g. no prompt log-probabilities)."""
+
+
 class BudgetSpent(RippleGraphError, RuntimeError):
     """The next model call would overrun the step's allowance, so it is not made."""

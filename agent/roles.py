@@ -61,6 +61,11 @@ class Usage:
         self.modes += other.modes
         self.seconds += other.seconds
 
+    def charge(self, calls: int, tokens: int) -> None:
+        """Count a model request made outside a role (a PMI scoring)."""
+        self.calls += calls
+        self.tokens += tokens
+
     def left(self, allowance: Allowance) -> Allowance:
         """What remains of ``allowance`` after this step so far."""
         return Allowance(allowance.calls - self.calls, allowance.tokens - self.tokens)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import openai
 from langgraph.runtime import Runtime
 
 from agent.causal import PMIScorer, assign_clusters
 from agent.context import Context, scope
-from agent.llm import Allowance, estimate_tokens
+from agent.errors import ModelUnavailable
+from agent.llm import Allowance
 from agent.roles import Usage
 from agent.state import IngestState, TraceEvent
 from agent.store import CAUSAL
@@ -64,12 +64,11 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
             if usage.left(allowance).calls < 1:
                 problem = "ingest LLM budget spent"
                 continue
-            usage.calls += 1
-            usage.tokens += 2 * estimate_tokens(cause.text + effect.text)
+            usage.charge(calls=1, tokens=scorer.cost(cause, effect))
             try:
                 score = scorer.pmi(cause, effect)
-            except (openai.OpenAIError, ValueError) as error:
-                problem = f"PMI unavailable ({type(error).__name__}: {str(error)[:120]})"
+            except ModelUnavailable as error:
+                problem = str(error)[:160]
                 continue
             if score >= run.deployment.causal_pmi_threshold:
                 kept.append((cause.id, effect.id, round(score, 4)))

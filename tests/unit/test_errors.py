@@ -18,6 +18,7 @@ from agent import auth, cli, errors
         errors.ChatModelSetupError,
         errors.IngestFileError,
         errors.BudgetSpent,
+        errors.ModelUnavailable,
     ],
 )
 def test_every_error_shares_the_root(error: type[Exception]) -> None:
@@ -51,3 +52,15 @@ def test_a_bug_is_not_dressed_as_a_refusal(tmp_path: Path, monkeypatch: pytest.M
         cli.app, ["users", "add", "maya", "--users-file", str(tmp_path / "u")]
     )
     assert result.exit_code == 1 and isinstance(result.exception, KeyError)
+
+
+def test_pmi_without_an_endpoint_is_a_clear_refusal() -> None:
+    from agent.causal import PMIScorer
+    from agent.memory import MemoryUnit, Provenance
+
+    def unit(mid: str, text: str) -> MemoryUnit:
+        return MemoryUnit(id=mid, namespace="ns", text=text, provenance=Provenance(session_id="s"))
+
+    scorer = PMIScorer("http://127.0.0.1:9/v1", "any")  # the discard port: nothing listens
+    with pytest.raises(errors.ModelUnavailable, match="PMI unavailable"):
+        scorer.pmi(unit("a", "The puppy is teething."), unit("b", "The puppy chewed a shoe."))
