@@ -27,7 +27,6 @@ the call path.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -54,7 +53,7 @@ from tenacity import (
 from tenacity.wait import wait_exponential
 
 from agent.errors import BudgetSpent
-from prompts.evidence import DATA_NOTICE
+from prompts.role import Role
 
 S = TypeVar("S", bound=BaseModel)
 OutputMode = Literal["json_schema", "json_object", "prompt"]
@@ -73,24 +72,6 @@ _endpoint_modes: dict[str, OutputMode] = {}  # per model and endpoint: the mode 
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate (≈4 characters per token) so nothing is downloaded."""
     return len(text) // 4 + 1
-
-
-@dataclass(frozen=True)
-class Role(Generic[S]):
-    """An LLM role: its instructions, the schema its reply must parse into, its reply budget."""
-
-    name: str
-    instructions: str
-    schema: type[S]
-    max_output_tokens: int = 600
-
-    def system_prompt(self) -> str:
-        """Instructions, the quoted-data notice, and the JSON schema to answer in."""
-        schema = json.dumps(self.schema.model_json_schema(), separators=(",", ":"))
-        return (
-            f"{self.instructions.strip()}\n\n{DATA_NOTICE}\n\n"
-            f"Reply with one JSON object that matches this JSON schema, and nothing else:\n{schema}"
-        )
 
 
 @dataclass(frozen=True)

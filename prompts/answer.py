@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent.llm import Role
 from prompts.evidence import quote
+from prompts.role import Role
 
 INSTRUCTIONS = """
 Answer the user's message from the recalled memories. Respect every rule and constraint they

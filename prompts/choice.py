@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.llm import Role
 from prompts.evidence import quote
+from prompts.role import Role
 
 INSTRUCTIONS = """
 The user asks for advice or a recommendation. Using the recalled memories about the user,
