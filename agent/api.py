@@ -19,8 +19,7 @@ from agent.context import Deployed
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
 from agent.llm import Allowance
 from agent.memory import Session
-from agent.policies.answer import extractive_answer
-from agent.roles import answer as answer_role
+from agent.roles import reply
 from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
 from agent.store.erasure import CHECKPOINTS
 
@@ -91,22 +90,16 @@ def recall(
 
 
 def answer(question: str, result: RecallOutput, context: Deployed) -> tuple[str, str | None]:
-    """The answer and, when the answer role fell back, why.
+    """The answer and, when the answer role fell back, why (the chat graph's ``respond``).
 
     The answer role replies when a model is configured and the recall left budget for it;
     otherwise, or when it fails, the offline extractive answer.
     """
-    caller = context.deployment.caller()
-    if caller is None:
-        return extractive_answer(question, result.evidence), None
     spent = result.budget
     allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
-    ids = {e.memory.id for e in result.evidence}
-    reply, usage = answer_role(caller, question, result.context, ids, allowance)
-    if reply is None:
-        return extractive_answer(question, result.evidence), usage.note
-    sources = f"\n\nSources: {', '.join(reply.cited_ids)}" if reply.cited_ids else ""
-    return reply.answer + sources, None
+    caller = context.deployment.caller()
+    text, _, usage = reply(caller, question, result.evidence, result.context, allowance)
+    return text, (usage.note or "fell back") if usage.fallbacks else None
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.llm import Allowance, Choice, Outcome, RoleCaller
 from agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
+from agent.policies.answer import extractive_answer
 from agent.policies.extraction import OfflineExtractor
 from agent.state import Decision, Evidence, Plan, QueryCues
 from agent.store.ids import memory_id
@@ -313,3 +314,27 @@ def answer(
         return None, usage
     cited = [c for c in outcome.value.cited_ids if c in evidence_ids]
     return outcome.value.model_copy(update={"cited_ids": cited}), usage
+
+
+def reply(
+    caller: RoleCaller | None,
+    question: str,
+    evidence: Sequence[Evidence],
+    evidence_context: str,
+    allowance: Allowance,
+) -> tuple[str, str, Usage]:
+    """The answer to show, how it was made (for the trace), and what the model spent.
+
+    The answer role's reply with its citations when a model answers; the offline extractive
+    answer without a model, or when the role fails or the budget is spent.
+    """
+    offline = extractive_answer(question, evidence)
+    if caller is None:
+        return offline, "offline extractive answer", Usage()
+    ids = {e.memory.id for e in evidence}
+    result, usage = answer(caller, question, evidence_context, ids, allowance)
+    if result is None:
+        return offline, f"offline extractive answer ({usage.note})", usage
+    sources = f"\n\nSources: {', '.join(result.cited_ids)}" if result.cited_ids else ""
+    how = "LLM answer" if result.supported else "LLM answer: memory lacks support"
+    return result.answer + sources, how + (f" [{usage.note}]" if usage.note else ""), usage
