@@ -9,9 +9,9 @@ returned ``Usage`` says so, for the node's trace event.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agent.llm import Allowance, Choice, Outcome, RoleCaller
 from agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
@@ -23,6 +23,8 @@ from prompts import answer as answer_prompt
 from prompts import controller, counterfactual, extraction, root_consolidation, root_router
 from prompts.answer import AnswerOutput
 from prompts.root_consolidation import ConsolidationOutput
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -236,6 +238,42 @@ def apply_operations(
 # --- recall ------------------------------------------------------------------------------------
 
 
+@dataclass
+class Decided(Generic[T]):
+    """A step's decision: its role's when a model answered, else its offline policy's."""
+
+    value: T
+    usage: Usage
+    asked: bool  # a model was asked: its spend, and any fallback, belong in the trace
+    by_model: bool
+
+    def noted(self, text: str) -> str:
+        """``text`` with what the call path noted (retries, re-asks), for the trace."""
+        return text + (f" [{self.usage.note}]" if self.usage.note else "")
+
+    def details(self, role: str) -> dict[str, Any]:
+        """The trace details of the model's use (``{}`` when none was asked)."""
+        return {"llm": self.usage.trace(role)} if self.asked else {}
+
+
+def decide(
+    caller: RoleCaller | None,
+    offline: Callable[[], T],
+    ask: Callable[[RoleCaller], tuple[T | None, Usage]],
+) -> Decided[T]:
+    """The one seam of a deciding node: the role when a model is configured, else the policy.
+
+    The offline policy also decides when the role's reply stays invalid or the budget is
+    spent; the spend is counted either way.
+    """
+    if caller is None:
+        return Decided(offline(), Usage(), asked=False, by_model=False)
+    value, usage = ask(caller)
+    if value is None:
+        return Decided(offline(), usage, asked=True, by_model=False)
+    return Decided(value, usage, asked=True, by_model=True)
+
+
 def control(
     caller: RoleCaller,
     query: str,
@@ -266,11 +304,11 @@ def control(
 
 def route(
     caller: RoleCaller, query: str, units: Sequence[RootUnit], allowance: Allowance
-) -> tuple[list[RootUnit] | None, str, Usage]:
-    """Φ_R in one batched call: the units whose rules apply."""
+) -> tuple[tuple[list[RootUnit], str] | None, Usage]:
+    """Φ_R in one batched call: the units whose rules apply, and why."""
     usage = Usage()
     if not units:
-        return [], "no root units", usage
+        return ([], "no root units"), usage
     outcome = caller(
         root_router.ROLE,
         root_router.render(query, units),
@@ -279,9 +317,9 @@ def route(
     )
     usage.add(outcome)
     if outcome.value is None:
-        return None, "", usage
+        return None, usage
     wanted = set(outcome.value.active)
-    return [u for u in units if u.id in wanted], outcome.value.reason, usage
+    return ([u for u in units if u.id in wanted], outcome.value.reason), usage
 
 
 def risks(

@@ -10,7 +10,7 @@ from agent.context import Context, scope
 from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.sufficiency import OfflineSufficiency
-from agent.roles import Usage, control
+from agent.roles import control, decide
 from agent.state import RecallState, TraceEvent, spent_after
 from agent.tracing import record
 from prompts import controller
@@ -36,20 +36,25 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     verdict = _policy.decide(
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
     )
-    decision, reason, stop_reason = verdict.decision, verdict.reason, ""
-    proposed, usage = None, Usage()
-    details: dict[str, Any] = {"missing": verdict.missing, "limits": limits}
     can_expand = config.expansion and state.rounds < limits["rounds"]
-    caller = run.caller("routing") if can_expand and decision != "refine" else None
-    if caller is not None:
-        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
-        controlled, usage = control(caller, state.query, state.cues, ranked, allowance)
-        if controlled is not None:
-            decision, reason, proposed = controlled
-            reason = f"LLM controller: {reason}" + (f" [{usage.note}]" if usage.note else "")
-        else:
-            reason = f"offline ({usage.note}): {reason}"
-        details["llm"] = usage.trace(controller.ROLE.name)
+    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    cues = state.cues
+    decided = decide(
+        run.caller("routing") if can_expand and verdict.decision != "refine" else None,
+        lambda: (verdict.decision, verdict.reason, None),
+        lambda caller: control(caller, state.query, cues, ranked, allowance),
+    )
+    decision, reason, proposed = decided.value
+    if decided.by_model:
+        reason = decided.noted(f"LLM controller: {reason}")
+    elif decided.asked:
+        reason = f"offline ({decided.usage.note}): {reason}"
+    usage, stop_reason = decided.usage, ""
+    details = {
+        "missing": verdict.missing,
+        "limits": limits,
+        **decided.details(controller.ROLE.name),
+    }
     if decision == "expand" and not config.expansion:
         decision, stop_reason = "stop", "insufficient, expansion disabled"
     elif decision == "expand" and state.rounds >= limits["rounds"]:

@@ -7,10 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
+from agent.llm import Allowance, RoleCaller
 from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
-from agent.roles import Usage, risks
+from agent.roles import Usage, decide, risks
 from agent.state import (
     Evidence,
     EvidenceSource,
@@ -49,23 +49,21 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         "time, goals, recent changes) of the people in the question, ranked against the "
         "action; no world knowledge was used"
     )
-    usage = Usage()
-    stated: list[str] = []
-    details: dict[str, Any] = {}
-    caller = run.caller()
-    if caller is not None:
-        limits = context.limits()
+    allowance = Allowance.remaining(context.limits(), state.llm_calls, state.tokens)
+
+    def ask(caller: RoleCaller) -> tuple[list[str] | None, Usage]:
         ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
-        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
-        said, usage = risks(caller, state.query, ranked, allowance)
-        details["llm"] = usage.trace(counterfactual.ROLE.name)
-        if said is None:
-            reason = f"{reason} (model: {usage.note})"
-        else:
-            stated = said
-            reason = f"LLM risks used as second queries, along causal edges too: {stated}" + (
-                f" [{usage.note}]" if usage.note else ""
-            )
+        return risks(caller, state.query, ranked, allowance)
+
+    decided = decide(run.caller(), list[str], ask)
+    stated, usage = decided.value, decided.usage
+    if decided.by_model:
+        reason = decided.noted(
+            f"LLM risks used as second queries, along causal edges too: {stated}"
+        )
+    elif decided.asked:
+        reason = f"{reason} (model: {usage.note})"
+    details = decided.details(counterfactual.ROLE.name)
     statements = stated + [statement for _, _, statement in found]
     pool: dict[str, Evidence] = {}
     for rank, (memory, score, _) in enumerate(found, start=1):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
 from agent.llm import Allowance
+from agent.memory import RootUnit
 from agent.policies.roots import namespace_roots, route_roots
-from agent.roles import Usage, route
+from agent.roles import Usage, decide, route
 from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from agent.tracing import record
 from prompts import root_router
@@ -32,25 +34,23 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     roots, rule_vectors = namespace_roots(
         store, run.namespace, config.max_root_units, config.root_evidence
     )
-    assert state.cues is not None
+    cues = state.cues
+    assert cues is not None
     query_vector = store.embedder.query(state.query)
-    active = route_roots(roots, rule_vectors, state.cues, query_vector, config.root_threshold)
-    how, usage = "offline routing", Usage()
-    details: dict[str, Any] = {}
-    caller = run.caller("routing")
-    if caller is not None and roots:
-        limits = context.limits()
-        allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
-        chosen, why, usage = route(caller, state.query, roots, allowance)
-        if chosen is not None:
-            scores = dict(
-                zip([r.id for r in roots], (rule_vectors @ query_vector).tolist(), strict=True)
-            )
-            active = [(root, round(float(scores[root.id]), 4)) for root in chosen]
-            how = f"LLM router: {why}" + (f" [{usage.note}]" if usage.note else "")
-        else:
-            how = f"offline routing ({usage.note})"
-        details["llm"] = usage.trace(root_router.ROLE.name)
+    allowance = Allowance.remaining(context.limits(), state.llm_calls, state.tokens)
+    cosines = rule_vectors @ query_vector if roots else np.zeros(0)
+    decided = decide(
+        run.caller("routing") if roots else None,
+        lambda: (route_roots(roots, rule_vectors, cues, query_vector, config.root_threshold), ""),
+        lambda caller: _scored(route(caller, state.query, roots, allowance), roots, cosines),
+    )
+    active, why = decided.value
+    how = "offline routing"
+    if decided.by_model:
+        how = decided.noted(f"LLM router: {why}")
+    elif decided.asked:
+        how = f"offline routing ({decided.usage.note})"
+    usage, details = decided.usage, decided.details(root_router.ROLE.name)
     evidence_ids = [mid for root, _ in active for mid in root.evidence_ids]
     memories = store.get(run.namespace, evidence_ids)
     pool: dict[str, Evidence] = {}
@@ -81,3 +81,17 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
             ),
         ),
     }
+
+
+def _scored(
+    routed: tuple[tuple[list[RootUnit], str] | None, Usage],
+    roots: list[RootUnit],
+    cosines: np.ndarray,
+) -> tuple[tuple[list[tuple[RootUnit, float]], str] | None, Usage]:
+    """The router's choice with each unit's query–rule cosine, as offline routing scores it."""
+    chosen, usage = routed
+    if chosen is None:
+        return None, usage
+    units, why = chosen
+    score = dict(zip([r.id for r in roots], cosines.tolist(), strict=True))
+    return ([(root, round(float(score[root.id]), 4)) for root in units], why), usage
