@@ -27,7 +27,6 @@ def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, An
                 node="link_memories",
                 decision="linked" if ids else "nothing to link",
                 reason=", ".join(f"{n} {t} edges" for t, n in added.items()),
-                details={"edges_total": store.count_edges(run.namespace)},
             ),
         ),
     }
