@@ -38,7 +38,7 @@ from agent.text import normalise_cue
 _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
 S = TypeVar("S")
 T = TypeVar("T")
-_SEARCHES = 512  # channel results kept per store: searches are keyed by free text
+_ENTRIES = 512  # values kept per derived cache: searches are keyed by free text
 
 
 @dataclass
@@ -411,7 +411,7 @@ class MemoryStore:
     def _cache(self, name: str) -> DerivedCache[Any]:
         with self._caches_lock:
             if name not in self._caches:
-                self._caches[name] = DerivedCache(limit=_SEARCHES if name == "searches" else None)
+                self._caches[name] = DerivedCache(limit=_ENTRIES)
             return self._caches[name]
 
     def follow(
