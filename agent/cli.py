@@ -316,6 +316,7 @@ def ask(
                     "text": e.memory.text,
                     "score": e.score,
                     "anchor": e.anchor,
+                    "standing": e.standing,
                     "session": e.memory.provenance.session_id,
                     "turn_ids": e.memory.provenance.turn_ids,
                     "sources": [s.model_dump() for s in e.sources],

@@ -39,10 +39,18 @@ class RecallConfig:
     root_threshold: float = 0.5
     max_root_units: int = 10
     root_evidence: int = 8
+    decision_root_units: int = 2  # units a first-person decision activates offline, best first
     counterfactual_k: int = 5
     lambda_query: float = 1.25
     lambda_path: float = 1.0
     lambda_anchor: float = 0.05
+    # A decision question's active standing facts share no words with it ("hard hike" and
+    # "seven months pregnant"), so ρ lifts them by a term of their own rather than by
+    # similarity: the top window should hold ``counterfactual_k`` of them, and a lifted
+    # fact only takes the place of a memory aligned below ``unrelated_below`` (one MiniLM
+    # deems unrelated to the question), never of a related one.
+    lambda_standing: float = 0.6
+    unrelated_below: float = 0.25
     rank_offset: int = 5
     # Questions that ask for a set ("what books…", "how many…", "both…": the query's
     # multi-part cue) gather a pool this many times K before ρ picks K: their evidence is

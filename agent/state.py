@@ -81,14 +81,17 @@ class Evidence(BaseModel):
     memory: MemoryUnit
     sources: list[EvidenceSource] = Field(default_factory=list)
     anchor: bool = False
+    # An active standing fact of the person a decision question is about (ActMem's
+    # constraint, RootMem's root evidence): the answer needs it whatever its wording.
+    standing: bool = False
     score: float = 0.0
     # ρ's terms as assembly computed them: the query–memory cosine and the weighted query,
-    # path-support and anchor terms that add up to ``score``.
+    # path-support, anchor and standing terms that add up to ``score``.
     score_parts: dict[str, float] = Field(default_factory=dict)
 
 
 def merge_pool(left: dict[str, Evidence], right: dict[str, Evidence]) -> dict[str, Evidence]:
-    """Merge by memory id: sources accumulate, the anchor flag sticks, the last score wins."""
+    """Merge by memory id: sources accumulate, the flags stick, the last score wins."""
     merged = dict(left)
     for mid, item in right.items():
         old = merged.get(mid)
@@ -101,6 +104,7 @@ def merge_pool(left: dict[str, Evidence], right: dict[str, Evidence]) -> dict[st
             update={
                 "sources": old.sources + extra,
                 "anchor": old.anchor or item.anchor,
+                "standing": old.standing or item.standing,
                 "score": item.score if item.score else old.score,
                 "score_parts": item.score_parts if item.score else old.score_parts,
             }
@@ -117,6 +121,7 @@ class QueryCues(BaseModel):
     terms: list[str] = Field(default_factory=list)
     multi_part: bool = False
     decision: bool = False
+    first_person: bool = False  # asked as the memory owner's own ("can I…", "for us")
     # A factual question without its people and place names: the cue channel matches names
     # exactly, so semantic alignment measures the rest (MiniLM lets a name dominate a short
     # question, and in a dialogue every memory carries a speaker's name).  Empty for decision

@@ -459,17 +459,17 @@ def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str
             f'<tr id="ev-{rank}" data-mid="{_e(memory.id)}"><td class="num">{rank}</td>'
             f'<td class="num"><b>{item.score:.3f}</b></td><td class="num">{cell("alignment")}'
             f'</td><td class="num">{cell("query")}</td><td class="num">{cell("path")}</td>'
-            f'<td class="num">{cell("anchor")}</td>'
+            f'<td class="num">{cell("anchor")}</td><td class="num">{cell("standing")}</td>'
             f"<td>{_e(memory.text)}"
             + (' <span class="anchor">⚓ anchor</span>' if item.anchor else "")
+            + (' <span class="anchor">standing fact</span>' if item.standing else "")
             + f'<div class="muted">{_e(memory.provenance.session_id)} · {when} · '
             f"<code>{_e(memory.id)}</code></div></td><td>{sources}</td></tr>"
         )
     return (
         '<table class="ev"><thead><tr><th>#</th><th>ρ</th><th>a(q,m)</th><th>λq·a</th>'
-        "<th>λp·π</th><th>λa·anchor</th><th>memory</th><th>reached by</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
+        "<th>λp·π</th><th>λa·anchor</th><th>λs·standing</th><th>memory</th><th>reached by</th>"
+        "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
 
 

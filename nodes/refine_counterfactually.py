@@ -10,12 +10,14 @@ from agent.context import Context, scope
 from agent.llm import Allowance, RoleCaller
 from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
+from agent.policies.sufficiency import COVERAGE_WINDOW
 from agent.roles import Usage, decide, risks
 from agent.state import (
     Evidence,
     EvidenceSource,
     RecallState,
     TraceEvent,
+    merge_pool,
     risk_label,
     spent_after,
 )
@@ -37,22 +39,27 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
     config = context.recall_config()
     store = run.store()
     assert state.cues is not None
-    found = seek_constraints(
+    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
+    window = ranked[:COVERAGE_WINDOW]
+    sought = seek_constraints(
         store,
         run.namespace,
         state.cues,
         store.embedder.query(state.query),
         config.counterfactual_k,
+        [e.memory.id for e in window],
+        unrelated=sum(e.score_parts["alignment"] < config.unrelated_below for e in window),
     )
+    found = sought.found
     reason = (
-        "offline: retrieved the standing constraints (health, diet, allergies, pets, money, "
-        "time, goals, recent changes) of the people in the question, ranked against the "
-        "action; no world knowledge was used"
+        "offline: the active standing facts (states, changes of status, commitments, "
+        "preferences) of the people in the question, ranked against the action, lifted into "
+        "view over unrelated memories only; superseded facts set aside; no world knowledge "
+        "was used"
     )
     allowance = Allowance.remaining(context.limits(), state.llm_calls, state.tokens)
 
     def ask(caller: RoleCaller) -> tuple[list[str] | None, Usage]:
-        ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
         return risks(caller, state.query, ranked, allowance)
 
     decided = decide(run.caller(), list[str], ask)
@@ -64,12 +71,18 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
     elif decided.asked:
         reason = f"{reason} (model: {usage.note})"
     details = decided.details(counterfactual.ROLE.name)
-    statements = stated + [statement for _, _, statement in found]
+    details["facts"] = {f.memory.id: f.reason for f in found}
+    details["lifted"] = sought.lifted
+    details["already_in_view"] = sought.present
+    details["superseded"] = sought.superseded
+    statements = stated + [f.statement for f in found]
     pool: dict[str, Evidence] = {}
-    for rank, (memory, score, _) in enumerate(found, start=1):
+    for rank, fact in enumerate(found, start=1):
         label = risk_label(len(stated) + rank - 1)
-        source = EvidenceSource(channel="counterfactual", rank=rank, score=score, path=[label])
-        pool[memory.id] = Evidence(memory=memory, sources=[source])
+        source = EvidenceSource(channel="counterfactual", rank=rank, score=fact.score, path=[label])
+        pool[fact.memory.id] = Evidence(
+            memory=fact.memory, sources=[source], standing=fact.memory.id in sought.lifted
+        )
     for index, risk in enumerate(stated):
         label = risk_label(index)
         hits = store.search_semantic(run.namespace, risk, config.counterfactual_k)
@@ -78,12 +91,19 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         reached: list[tuple[str, float, list[str], list[str]]] = [
             (m, s, [label], []) for m, s in hits
         ] + [(e.dst, e.weight, [label, e.src], [e.type]) for e in causes]
+        standing = sought.index.standing([mid for mid, *_ in reached])
         for rank, (mid, score, path, edges) in enumerate(reached, start=1):
-            if mid in memories and mid not in pool:
-                source = EvidenceSource(
-                    channel="counterfactual", rank=rank, score=score, path=path, edges=edges
-                )
-                pool[mid] = Evidence(memory=memories[mid], sources=[source])
+            if mid not in memories:
+                continue
+            source = EvidenceSource(
+                channel="counterfactual", rank=rank, score=score, path=path, edges=edges
+            )
+            # a standing fact a stated risk reaches is a constraint the model tied to the
+            # action: it is lifted like the offline ones
+            reached_item = Evidence(
+                memory=memories[mid], sources=[source], standing=mid in standing
+            )
+            pool = merge_pool(pool, {mid: reached_item})
     return {
         "pool": pool,
         "counterfactuals": statements,
@@ -94,7 +114,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
             runtime,
             TraceEvent(
                 node="refine_counterfactually",
-                decision=f"{len(pool)} constraint(s) retrieved",
+                decision=f"{len(found)} standing fact(s), {len(sought.lifted)} lifted into view",
                 reason=reason,
                 added=[mid for mid in pool if mid not in state.pool],
                 details=details,

@@ -41,7 +41,17 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     cosines = rule_vectors @ query_vector if roots else np.zeros(0)
     decided = decide(
         run.caller("routing") if roots else None,
-        lambda: (route_roots(roots, rule_vectors, cues, query_vector, config.root_threshold), ""),
+        lambda: (
+            route_roots(
+                roots,
+                rule_vectors,
+                cues,
+                query_vector,
+                config.root_threshold,
+                config.decision_root_units,
+            ),
+            "",
+        ),
         lambda caller: _scored(route(caller, state.query, roots, allowance), roots, cosines),
     )
     active, why = decided.value
@@ -58,7 +68,10 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
         for rank, mid in enumerate(root.evidence_ids, start=1):
             if mid in memories:
                 source = EvidenceSource(channel="root", rank=rank, score=score, path=[root.id])
-                pool[mid] = Evidence(memory=memories[mid], sources=[source])
+                # units the model judged to apply are evidence the answer needs
+                pool[mid] = Evidence(
+                    memory=memories[mid], sources=[source], standing=decided.by_model
+                )
     new = [mid for mid in pool if mid not in state.pool]
     return {
         "roots": [root for root, _ in active],

@@ -1,7 +1,8 @@
 """Evidence assembly (RippleMem §2.4): dedupe by id, source-aware score ρ, top-K under a budget.
 
-ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m), where a is the query–memory cosine (floored at 0)
-and π sums, over every source that reached m, the source's weight times 1/(offset + rank).
+ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m) + λs·standing(m), where a is the query–memory
+cosine (floored at 0), π sums, over every source that reached m, the source's weight times
+1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[
         "query": config.lambda_query * max(0.0, alignment),
         "path": config.lambda_path * path_support,
         "anchor": config.lambda_anchor * (1.0 if item.anchor else 0.0),
+        "standing": config.lambda_standing * (1.0 if item.standing else 0.0),
     }
 
 
 def total(parts: dict[str, float]) -> float:
     """ρ from its weighted terms."""
-    return parts["query"] + parts["path"] + parts["anchor"]
+    return parts["query"] + parts["path"] + parts["anchor"] + parts["standing"]
 
 
 def score(item: Evidence, alignment: float, config: RecallConfig) -> float:

@@ -1,40 +1,30 @@
 """Offline counterfactual refinement (ActMem D without a model): seek standing constraints.
 
 "If the user does this, what could go wrong?" needs world knowledge a rule cannot have; what
-rules can do is retrieve the user's standing constraints — health, diet, allergies, pets,
-money, time, goals, recent changes — that concern the people in the question, ranked against
-the action asked about.  Each becomes a risk statement, and the trace says that no world
-knowledge was used.
+rules can do is bring the person's own standing facts — what they disclosed about their
+state, changes of status and commitments (``agent.policies.standing``), minus those a newer
+change superseded — that concern the people in the question, ranked against the action
+asked about.  Each becomes a risk statement, and the trace says that no world knowledge was
+used.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from agent.memory import MemoryKind, MemoryUnit
+from agent.memory import MemoryUnit
+from agent.policies.standing import Standing, overridden, standing_fact
 from agent.state import QueryCues
 from agent.store import MemoryStore
 from agent.text import normalise_cue
 
-CONSTRAINT = re.compile(
-    r"\b(?:allerg\w*|intoleran\w*|diet\w*|vegan|vegetarian|gluten|lactose|diabet\w*|asthma|"
-    r"sick|ill|injur\w*|pain|doctor|hospital|medic\w*|pregnan\w*|avoid\w*|can't|cannot|"
-    r"must not|never|afraid|phobia|pet|dog|cat|puppy|kitten|budget|money|afford|expensive|"
-    r"broke|savings|debt|busy|deadline|schedule|time|goal|quit|sober|recover\w*|moved|"
-    r"new job|lost)\b"
-)  # searched in lower-cased text: four times faster than re.IGNORECASE on long turns
-
-
-def _is_constraint(memory: MemoryUnit) -> bool:
-    return memory.kind is MemoryKind.STATE or bool(CONSTRAINT.search(memory.text.lower()))
-
 
 class Constraints:
-    """A namespace's standing constraints in write order, indexed by the people they name.
+    """A namespace's standing facts in write order, indexed by the people they name.
 
     Their vectors are read once and kept as one matrix, so ranking them against a question
     is one product rather than a Python loop over every constraint (tens of thousands in a
@@ -44,10 +34,13 @@ class Constraints:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.units: list[MemoryUnit] = []
+        self.facts: list[Standing] = []
+        self._rows: dict[str, int] = {}
+        self.superseded: dict[str, str] = {}  # older id -> id of the change that overrides it
         self._people: dict[str, list[int]] = {}
         self._matrix = np.zeros((0, 0), dtype=np.float32)  # capacity doubles as it fills
         self._stored = np.zeros(0, dtype=bool)
-        self._state = np.zeros(0, dtype=bool)
+        self._active = np.zeros(0, dtype=bool)
         self._read_rows = 0  # constraints whose vectors have been read
 
     @classmethod
@@ -58,11 +51,38 @@ class Constraints:
     def extended(self, units: Sequence[MemoryUnit]) -> Constraints:
         """The constraints among the units appended, in place; returns the index."""
         with self._lock:
-            for unit in filter(_is_constraint, units):
+            for unit in units:
+                fact = standing_fact(unit)
+                if fact is None:
+                    continue
                 for person in {normalise_cue(p) for p in unit.people}:
                     self._people.setdefault(person, []).append(len(self.units))
+                self._rows[unit.id] = len(self.units)
                 self.units.append(unit)
+                self.facts.append(fact)
         return self
+
+    def superseding(self, read: Callable[[list[str]], dict[str, np.ndarray]]) -> dict[str, str]:
+        """Every superseded fact's id with the id of the change that overrides it."""
+        with self._lock:
+            if self._read_rows < len(self.units):
+                self._read(read)
+            return dict(self.superseded)
+
+    def standing(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` that are active standing facts (read facts only)."""
+        with self._lock:
+            rows = [(mid, self._rows.get(mid)) for mid in ids]
+            return {
+                mid
+                for mid, row in rows
+                if row is not None and row < self._read_rows and self._active[row]
+            }
+
+    def reason(self, memory_id: str) -> str:
+        """Why the fact with this id stands (its kind and sentence)."""
+        with self._lock:
+            return self.facts[self._rows[memory_id]].reason
 
     def ranked(
         self,
@@ -71,16 +91,16 @@ class Constraints:
         read: Callable[[list[str]], dict[str, np.ndarray]],
         k: int,
     ) -> list[tuple[MemoryUnit, float]]:
-        """Top ``k`` constraints naming any of ``people`` (any when empty), by cosine.
+        """Top ``k`` active facts naming any of ``people`` (any when empty), by cosine.
 
-        A state memory gains 0.2 and ties go to the smaller id.  ``read`` fetches stored
-        vectors by id; a constraint without one is never ranked.
+        Ties go to the smaller id.  ``read`` fetches stored vectors by id; a fact without
+        one is never ranked, nor is a superseded one.
         """
         with self._lock:
             if self._read_rows < len(self.units):
                 self._read(read)
             count = self._read_rows
-            if k <= 0 or not self._stored[:count].any():
+            if k <= 0 or not self._active[:count].any():
                 return []
             if people:
                 rows = np.unique(
@@ -90,9 +110,9 @@ class Constraints:
             else:
                 rows = np.arange(count)
                 near = self._matrix[:count] @ query_vector  # a view: no copy of the matrix
-            kept = self._stored[rows]
+            kept = self._active[rows]
             rows = rows[kept]
-            scores = near[kept].astype(np.float64) + 0.2 * self._state[rows]
+            scores = near[kept].astype(np.float64)
             units = self.units
         if len(rows) > k:
             keep = scores >= np.partition(scores, len(rows) - k)[len(rows) - k]
@@ -110,25 +130,65 @@ class Constraints:
             capacity = max(needed, 2 * len(self._matrix), 64)
             matrix = np.zeros((capacity, width), dtype=np.float32)
             stored = np.zeros(capacity, dtype=bool)
-            state = np.zeros(capacity, dtype=bool)
+            active = np.zeros(capacity, dtype=bool)
             if width == self._matrix.shape[1]:
                 matrix[: self._read_rows] = self._matrix[: self._read_rows]
                 stored[: self._read_rows] = self._stored[: self._read_rows]
-                state[: self._read_rows] = self._state[: self._read_rows]
-            self._matrix, self._stored, self._state = matrix, stored, state
+                active[: self._read_rows] = self._active[: self._read_rows]
+            self._matrix, self._stored, self._active = matrix, stored, active
+        facts = list(zip(self.units, self.facts, strict=True))
         for index, unit in enumerate(new, start=self._read_rows):
-            self._state[index] = unit.kind is MemoryKind.STATE
             if unit.id in vectors:
                 self._matrix[index], self._stored[index] = vectors[unit.id], True
+                self._active[index] = True
+                for row in overridden(index, facts, self._matrix):
+                    self._active[row] = False
+                    self.superseded[self.units[row].id] = unit.id
         self._read_rows = needed
 
 
 def standing_constraints(store: MemoryStore, namespace: str) -> Constraints:
-    """State memories and memories that state a constraint, in write order.
+    """The namespace's standing facts, in write order.
 
     Followed per namespace: a write tests only its new units.
     """
     return store.follow("standing constraints", namespace, Constraints.of, Constraints.extended)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A standing fact the step brings, with its score, its risk statement and why it stands."""
+
+    memory: MemoryUnit
+    score: float
+    statement: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Sought:
+    """What the constraint search found, what it lifts, and what it set aside."""
+
+    found: list[Found]
+    lifted: list[str]  # ids of the found facts the evidence needs lifted into view
+    present: list[str]  # active standing facts already in the top window
+    superseded: dict[str, str]  # older fact id -> id of the found change overriding it
+    index: Constraints  # the namespace's standing facts, to test what else is one
+
+
+def lifted(
+    found: Sequence[Found], present: Sequence[str], window: Sequence[str], k: int, unrelated: int
+) -> list[str]:
+    """The found facts to lift: a decision's top window should hold ``k`` standing facts.
+
+    Those similarity already placed in the window count; only the rest are lifted, best
+    first, and no more than the window holds unrelated memories, which are all a lifted
+    fact may push out.  In chat, where the top window is mostly talk unrelated to the
+    question, up to ``k`` come in; over a profile whose every memory bears on the question,
+    few or none.
+    """
+    room = max(0, min(k - len(present), unrelated))
+    return [f.memory.id for f in found if f.memory.id not in window][:room]
 
 
 def seek_constraints(
@@ -137,13 +197,35 @@ def seek_constraints(
     cues: QueryCues,
     query_vector: np.ndarray,
     k: int,
-) -> list[tuple[MemoryUnit, float, str]]:
-    """Top ``k`` constraints linked to the query's people, with a risk statement each."""
-    named = {normalise_cue(p) for p in cues.people}
-    found = standing_constraints(store, namespace).ranked(
-        named, query_vector, lambda ids: store.embeddings(namespace, ids), k
-    )
-    return [
-        (m, round(score, 4), f"If the user goes ahead, this standing fact may conflict: {m.text}")
-        for m, score in found
+    window: Sequence[str] = (),
+    unrelated: int = 0,
+) -> Sought:
+    """Top ``k`` active standing facts of the query's people, and which of them to lift.
+
+    A question in the first person ("can I…", "for us") is the memory owner's own decision:
+    every active fact of the namespace is a candidate, whoever else it names.  ``window``
+    is the current top of the evidence, best first, holding ``unrelated`` memories
+    unrelated to the question.
+    """
+    named = set() if cues.first_person else {normalise_cue(p) for p in cues.people}
+    index = standing_constraints(store, namespace)
+    ranked = index.ranked(named, query_vector, lambda ids: store.embeddings(namespace, ids), k)
+    found = [
+        Found(
+            memory=m,
+            score=round(score, 4),
+            statement=f"If the user goes ahead, this standing fact may conflict: {m.text}",
+            reason=index.reason(m.id),
+        )
+        for m, score in ranked
     ]
+    ids = {f.memory.id for f in found}
+    standing = index.standing(window)
+    present = [mid for mid in window if mid in standing]
+    return Sought(
+        found=found,
+        lifted=lifted(found, present, window, k, unrelated),
+        present=present,
+        superseded={old: new for old, new in index.superseded.items() if new in ids},
+        index=index,
+    )

@@ -24,10 +24,13 @@ _MULTI_PART = re.compile(
 _DECISION = re.compile(
     r"\b(?:should (?:i|we|he|she|they)|recommend\w*|suggest\w*|advice|advise|plan(?:ning)?|"
     r"good idea|is it (?:ok|okay|safe|wise)|can (?:i|we) (?:go|take|bring|eat|buy|book)|"
-    r"what (?:gift|restaurant|present)|where (?:should|can) (?:i|we)|help me (?:pick|choose)|"
+    r"what (?:gift|restaurant|present)|where (?:should|can|could) (?:i|we)|help me (?:pick|choose)|"
+    r"any ideas|ideas for|"
     r"would (?:it|.*) be (?:a )?(?:good|fine|ok))\b",
     re.IGNORECASE,
 )
+
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b", re.IGNORECASE)
 
 
 def content_terms(text: str, names: Sequence[str] = ()) -> list[str]:
@@ -76,5 +79,6 @@ def parse_query(
         terms=content_terms(query, [*cues.people, *cues.places]),
         multi_part=bool(_MULTI_PART.search(query)),
         decision=decision,
+        first_person=bool(_FIRST_PERSON.search(query)),
         content="" if decision else without_names(query, [*cues.people, *cues.places]),
     )

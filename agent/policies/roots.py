@@ -1,28 +1,32 @@
-"""Offline root memories (RootMem §3): rules with evidence, built from standing memories.
+"""Offline root memories (RootMem §3): rules with evidence, built from standing facts.
 
-A root unit groups a person's state, goal/plan or relationship memories into an execution
-rule ("when a request involves Maya, respect Maya's constraints: …") with the memories as
-its evidence.  Offline routing activates a unit when the query names its person, or when the
-query is close to the rule (for an offline unit: close to its evidence, on average).
+A root unit groups what a person disclosed that stands — states and changes, commitments,
+preferences (``agent.policies.standing``), minus what a newer change superseded — into an
+execution rule ("when a request involves Maya, respect Maya's current state and
+constraints: …") with those facts as its evidence; episodes are never roots.  Offline routing
+activates a unit when a decision question names its person, or when the query is close to
+the rule (for an offline unit: close to its evidence, on average).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from agent.memory import MemoryKind, MemoryUnit, RootUnit
+from agent.memory import MemoryUnit, RootUnit
+from agent.policies.counterfactual import standing_constraints
+from agent.policies.standing import StandingKind, standing_fact
 from agent.state import QueryCues
 from agent.store import MemoryStore
 from agent.text import normalise_cue
 
-_TOPICS = {
-    MemoryKind.STATE: "constraints and current state",
-    MemoryKind.GOAL: "goals and plans",
-    MemoryKind.PLAN: "goals and plans",
-    MemoryKind.RELATIONSHIP: "relationships",
+_TOPICS: dict[StandingKind, str] = {
+    "state": "current state and constraints",
+    "change": "current state and constraints",
+    "commitment": "commitments and rules",
+    "preference": "preferences",
 }
 
 
@@ -37,18 +41,25 @@ Groups = dict[tuple[str, str], list[MemoryUnit]]
 
 
 def grouped(groups: Groups, units: Sequence[MemoryUnit]) -> Groups:
-    """The groups with the units' standing memories added by (person, topic), in write order."""
+    """The groups with the units' standing facts added by (person, topic), in write order."""
     merged = {key: list(members) for key, members in groups.items()}
     for memory in units:
-        topic = _TOPICS.get(memory.kind)
-        if topic is not None:
-            merged.setdefault((_subject(memory), topic), []).append(memory)
+        fact = standing_fact(memory)
+        if fact is not None:
+            merged.setdefault((_subject(memory), _TOPICS[fact.kind]), []).append(memory)
     return merged
 
 
-def build_roots(groups: Groups, max_units: int, evidence: int) -> list[RootUnit]:
-    """The largest (person, topic) groups of standing memories become root units."""
-    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))[:max_units]
+def build_roots(
+    groups: Groups, max_units: int, evidence: int, superseded: Collection[str] = ()
+) -> list[RootUnit]:
+    """The largest (person, topic) groups of active standing facts become root units."""
+    active = {
+        key: kept
+        for key, members in groups.items()
+        if (kept := [m for m in members if m.id not in superseded])
+    }
+    ranked = sorted(active.items(), key=lambda item: (-len(item[1]), item[0]))[:max_units]
     roots = []
     for (person, topic), members in ranked:
         recent = members[-evidence:][::-1]
@@ -80,7 +91,10 @@ def namespace_roots(
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
         groups = store.follow("root groups", namespace, lambda units: grouped({}, units), grouped)
-        roots = build_roots(groups, max_units, evidence)
+        superseded = standing_constraints(store, namespace).superseding(
+            lambda ids: store.embeddings(namespace, ids)
+        )
+        roots = build_roots(groups, max_units, evidence, superseded)
         return roots, evidence_means(store, namespace, roots)
 
     return store.derived("roots", namespace, (max_units, evidence), build)
@@ -115,19 +129,29 @@ def route_roots(
     cues: QueryCues,
     query_vector: np.ndarray,
     threshold: float,
+    decision_units: int = 2,
 ) -> list[tuple[RootUnit, float]]:
-    """Active units with their routing score (the query–rule cosine).
+    """Active units with their routing score (the query–rule cosine), best first.
 
     Root units carry decision logic (RootMem routes them for recommendation, advice and
-    planning queries): a unit applies when a decision question names its person, or when any
-    question is as close to its rule as ``threshold``.  A factual question that merely names a
+    planning queries).  A decision question activates the units of the people it names;
+    asked in the first person, it is the memory owner's own, and every unit is a candidate,
+    the ``decision_units`` closest to the question taking part.  Any question activates a
+    unit as close to its rule as ``threshold``.  A factual question that merely names a
     person does not pull in that person's whole standing context.
     """
     named = {normalise_cue(p) for p in cues.people}
-    active = []
-    for root, rule_vector in zip(roots, rule_vectors, strict=True):
-        similarity = float(rule_vector @ query_vector)
-        decision_about_person = cues.decision and normalise_cue(root.person) in named
-        if decision_about_person or similarity >= threshold:
-            active.append((root, round(similarity, 4)))
-    return sorted(active, key=lambda item: -item[1])
+    scored = [
+        (root, round(float(vector @ query_vector), 4))
+        for root, vector in zip(roots, rule_vectors, strict=True)
+    ]
+    scored.sort(key=lambda item: (-item[1], item[0].id))
+    own = cues.decision and cues.first_person
+    chosen = {r.id for r, _ in scored[:decision_units]} if own else set()
+    return [
+        (root, score)
+        for root, score in scored
+        if score >= threshold
+        or root.id in chosen
+        or (cues.decision and normalise_cue(root.person) in named)
+    ]

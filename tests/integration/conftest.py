@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from agent.state import IngestInput, IngestOutput
 from agent.store import MemoryStore
 from studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
+from tests.openai_server import Reply, Request, ScriptedOpenAI
 
 
 def ingest(context: Context | Deployed, namespace: str, sessions: list) -> IngestOutput:
@@ -54,6 +56,20 @@ def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
 @pytest.fixture(scope="module")
 def demo_store(demo_context: Deployed) -> MemoryStore:
     return demo_context.store()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Callable[[Request], Reply]], ScriptedOpenAI]]:
+    """Start scripted OpenAI-compatible servers on loopback; all stop after the test."""
+    servers: list[ScriptedOpenAI] = []
+
+    def start(script: Callable[[Request], Reply]) -> ScriptedOpenAI:
+        servers.append(ScriptedOpenAI(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
 
 
 @pytest.fixture

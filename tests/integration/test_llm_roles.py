@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,19 +77,6 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     store_dir = str(tmp_path_factory.mktemp("llm-demo") / "store")
     ingest(deployed(store_dir=store_dir), DEMO_NAMESPACE, demo_sessions())
     return store_dir
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[Request], Reply]], ScriptedOpenAI]]:
-    servers: list[ScriptedOpenAI] = []
-
-    def start(script: Callable[[Request], Reply]) -> ScriptedOpenAI:
-        servers.append(ScriptedOpenAI(script))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def chat(

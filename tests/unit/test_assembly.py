@@ -22,12 +22,17 @@ def unit(mid: str, text: str = "a memory", session: str = "s1") -> MemoryUnit:
 
 
 def evidence(
-    mid: str, *sources: tuple[Channel, int], anchor: bool = False, text: str = ""
+    mid: str,
+    *sources: tuple[Channel, int],
+    anchor: bool = False,
+    standing: bool = False,
+    text: str = "",
 ) -> Evidence:
     return Evidence(
         memory=unit(mid, text or f"memory {mid}"),
         sources=[EvidenceSource(channel=c, rank=r, score=0.0) for c, r in sources],
         anchor=anchor,
+        standing=standing,
     )
 
 
@@ -40,10 +45,14 @@ def test_each_term_of_rho() -> None:
             "query": 1.25 * 0.4,
             "path": 1.0 * (1.0 / (5 + 1) + 0.85 / (5 + 3)),
             "anchor": 0.05,
+            "standing": 0.0,
         }
     )
     assert total(parts) == pytest.approx(parts["query"] + parts["path"] + parts["anchor"])
     assert score(item, 0.4, FULL) == pytest.approx(total(parts))
+    lifted = score_parts(evidence("m", ("counterfactual", 1), standing=True), 0.1, FULL)
+    assert lifted["standing"] == FULL.lambda_standing
+    assert total(lifted) == pytest.approx(1.25 * 0.1 + 0.85 / 6 + FULL.lambda_standing)
 
 
 def test_alignment_is_floored_at_zero_and_every_channel_weighs_in() -> None:

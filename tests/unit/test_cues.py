@@ -1,5 +1,7 @@
 from datetime import datetime
 
+import pytest
+
 from agent.cues import CueExtractor, TimeResolver
 from agent.memory import MemoryKind, Session, Turn
 from agent.policies.extraction import OfflineExtractor, classify_kind
@@ -91,3 +93,18 @@ def test_parsed_query_carries_its_content_for_alignment() -> None:
     cues = parse_query("What is Maya allergic to?", ["Maya", "Sam"], [], None, TimeResolver())
     assert cues.people == ["Maya"]
     assert cues.content == "What is allergic to?"
+
+
+@pytest.mark.parametrize(
+    ("question", "decision", "first_person"),
+    [
+        ("What is Maya allergic to?", False, False),
+        ("Can you recommend a restaurant for Maya?", True, False),
+        ("Any ideas for celebrating my birthday with friends?", True, True),
+        ("Where could I go climbing outdoors this weekend?", True, True),
+        ("What did we eat in Lisbon?", False, True),
+    ],
+)
+def test_a_decision_and_whose_it_is(question: str, decision: bool, first_person: bool) -> None:
+    cues = parse_query(question, ["Maya"], [], None, TimeResolver())
+    assert (cues.decision, cues.first_person) == (decision, first_person)

@@ -81,7 +81,7 @@ def test_the_target_cues_add_to_similarity_and_top_n_is_per_channel() -> None:
     assert [r[0] for r in run(plan, hops=1, top_n=1, exclude=["harbor"])] == ["b"]
 
 
-def test_merge_pool_accumulates_sources_once_and_keeps_the_anchor_flag() -> None:
+def test_merge_pool_accumulates_sources_once_and_keeps_the_flags() -> None:
     first = EvidenceSource(channel="semantic", rank=1, score=0.9)
     second = EvidenceSource(channel="expansion", rank=2, score=0.5, path=["a", "b"], round=1)
     left = {"b": Evidence(memory=unit("b", "x"), sources=[first], anchor=True, score=0.4)}
@@ -96,3 +96,5 @@ def test_merge_pool_accumulates_sources_once_and_keeps_the_anchor_flag() -> None
         merge_pool(merged, {"b": merged["b"].model_copy(update={"score": 0.7})})["b"].score == 0.7
     )
     assert list(merged) == ["b", "c"]
+    lifted = {"c": Evidence(memory=unit("c", "y"), sources=[first], standing=True)}
+    assert merge_pool(lifted, right)["c"].standing and merge_pool(right, lifted)["c"].standing
