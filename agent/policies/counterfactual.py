@@ -2,8 +2,8 @@
 
 "If the user does this, what could go wrong?" needs world knowledge a rule cannot have; what
 rules can do is bring the person's own standing facts — what they disclosed about their
-state, changes of status and commitments (``agent.policies.standing``), minus those a newer
-change superseded — that concern the people in the question, ranked against the action
+state, changes of status, commitments and preferences (``agent.policies.standing``), minus
+those a newer change superseded — that concern the people in the question, ranked against the action
 asked about.  Each becomes a risk statement, and the trace says that no world knowledge was
 used.
 """
@@ -65,8 +65,7 @@ class Constraints:
     def superseding(self, read: Callable[[list[str]], dict[str, np.ndarray]]) -> dict[str, str]:
         """Every superseded fact's id with the id of the change that overrides it."""
         with self._lock:
-            if self._read_rows < len(self.units):
-                self._read(read)
+            self._read(read)
             return dict(self.superseded)
 
     def standing(self, ids: Sequence[str]) -> set[str]:
@@ -97,8 +96,7 @@ class Constraints:
         one is never ranked, nor is a superseded one.
         """
         with self._lock:
-            if self._read_rows < len(self.units):
-                self._read(read)
+            self._read(read)
             count = self._read_rows
             if k <= 0 or not self._active[:count].any():
                 return []
@@ -122,7 +120,10 @@ class Constraints:
         return [(units[row], score) for row, score in best[:k]]
 
     def _read(self, read: Callable[[list[str]], dict[str, np.ndarray]]) -> None:
+        """Read the vectors of the facts added since the last read (none: nothing to do)."""
         new = self.units[self._read_rows :]
+        if not new:
+            return
         vectors = read([unit.id for unit in new])
         width = next((len(v) for v in vectors.values()), self._matrix.shape[1])
         needed = self._read_rows + len(new)

@@ -4,8 +4,9 @@ A root unit groups what a person disclosed that stands — states and changes, c
 preferences (``agent.policies.standing``), minus what a newer change superseded — into an
 execution rule ("when a request involves Maya, respect Maya's current state and
 constraints: …") with those facts as its evidence; episodes are never roots.  Offline routing
-activates a unit when a decision question names its person, or when the query is close to
-the rule (for an offline unit: close to its evidence, on average).
+activates a unit when a decision question names its person (asked in the first person: the
+units closest to it), or when the query is close to the rule (for an offline unit: close to
+its evidence, on average).
 """
 
 from __future__ import annotations

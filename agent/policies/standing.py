@@ -7,10 +7,9 @@ opposed to episodes ("discussed", "shared", "went to") and to task chatter ("wri
 for it").  Offline, a standing fact is recognised by its grammar, not by its topic: a short
 declarative sentence whose subject is a person (the speaker, someone they name, a pronoun, "my
 sister") and whose predicate states a condition, a change of status, a commitment or a
-preference.
-Assistant turns, questions, requests and code never are.  The vocabulary is one of
-predicates (conditions, life events, commitments, likes), and a word counts only when it is
-predicated of a person: words common in any chat (time, money, schedule) match nothing.
+preference.  Assistant turns, questions, requests and code never are.  The vocabulary is one
+of predicates (conditions, life events, commitments, likes), and a word counts only when it
+is predicated of a person: words common in any chat (time, money, schedule) match nothing.
 
 A newer change of the same attribute supersedes an older fact ("I retired" after "I'm
 self-employed").  Without a model, "same attribute" takes nearness, a shared content word or
