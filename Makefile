@@ -50,11 +50,11 @@ clean:
 # function.  Which tests judge them: [tool.mutmut] in pyproject.toml.
 MUTANTS := 'agent.eval.metrics.*' 'agent.policies.assembly.*' 'agent.policies.sufficiency.*' \
 	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' \
-	'agent.llm.xǁAllowanceǁ*' 'agent.llm.xǁRoleCallerǁ_attempts__*' 'agent.llm.xǁRoleCallerǁ_attempt__*' \
+	'agent.spend.*' 'agent.llm.xǁRoleCallerǁ_attempts__*' 'agent.llm.xǁRoleCallerǁ_attempt__*' \
 	'agent.llm.xǁRoleCallerǁ_request_options__*' 'agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
-	'agent.store.relational.xǁRelationalStoreǁdangling__*' \
-	'agent.store.relational.xǁRelationalStoreǁrepair_references__*' \
-	'agent.store.relational.xǁRelationalStoreǁnamespaces__*'
+	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁdangling__*' \
+	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁrepair_references__*' \
+	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁnamespaces__*'
 
 mutate: $(STAMP)
 	rm -rf mutants

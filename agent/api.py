@@ -17,9 +17,9 @@ from langchain_core.runnables import RunnableConfig
 from agent.checkpointing import sqlite_saver
 from agent.context import Deployed
 from agent.graph import build_recall_graph, ingest_graph, recall_graph
-from agent.llm import Allowance
 from agent.memory import Session
 from agent.roles import reply
+from agent.services import Services
 from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
 from agent.store.erasure import CHECKPOINTS
 
@@ -95,9 +95,8 @@ def answer(question: str, result: RecallOutput, context: Deployed) -> tuple[str,
     The answer role replies when a model is configured and the recall left budget for it;
     otherwise, or when it fails, the offline extractive answer.
     """
-    spent = result.budget
-    allowance = Allowance.remaining(context.limits(), spent.llm_calls, spent.tokens)
-    caller = context.deployment.caller()
+    allowance = result.budget.spent.left_of(context.llm_budget.limit)
+    caller = Services(context.deployment).caller()
     text, _, usage = reply(caller, question, result.evidence, result.context, allowance)
     return text, (usage.note or "fell back") if usage.fallbacks else None
 

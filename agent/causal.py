@@ -26,6 +26,7 @@ import openai
 from agent.errors import ModelUnavailable
 from agent.llm import estimate_tokens
 from agent.memory import MemoryUnit
+from agent.spend import Spend
 from agent.store import MemoryStore
 
 _ANTECEDENT = "{cause} As a result, "
@@ -113,6 +114,6 @@ class PMIScorer:
         return with_cause / n - alone / m
 
     @staticmethod
-    def cost(cause: MemoryUnit, effect: MemoryUnit) -> int:
-        """Tokens one scoring spends, estimated: both prompts carry the effect, one the cause."""
-        return 2 * estimate_tokens(cause.text + effect.text)
+    def cost(cause: MemoryUnit, effect: MemoryUnit) -> Spend:
+        """One scoring: one call; both prompts carry the effect, one the cause."""
+        return Spend(calls=1, tokens=2 * estimate_tokens(cause.text + effect.text))

@@ -20,13 +20,14 @@ from typer.core import TyperGroup
 
 from agent import auth
 from agent.api import Remembered, answer, checkpointed_recall, recall, remember
-from agent.context import Deployed, Deployment, default_store_dir
+from agent.context import Deployed, Deployment, ModelSettings, default_store_dir
 from agent.errors import RippleGraphError
 from agent.eval.commands import bench
 from agent.graph import recall_graph
 from agent.ingest_files import load_sessions
 from agent.memory import Session
 from agent.recall_config import RECIPES
+from agent.services import Services
 from agent.state import (
     MAX_QUERY_CHARS,
     RecallOutput,
@@ -128,8 +129,7 @@ def _context(
     deployment = Deployment(
         store_dir=str(store or default_store_dir()),
         chroma_url=chroma_url or None,
-        model=model or None,
-        base_url=base_url or None,
+        llm=ModelSettings(model=model or None, base_url=base_url or None),
     )
     return deployment.bind(**settings)
 
@@ -190,7 +190,7 @@ def ingest(
     """Remember a dialogue file: extract memory units, store them, link them."""
     sessions = load_sessions(file)
     context = _context(store, chroma_url, model, base_url)
-    context.deployment.caller()  # a model that cannot be created fails here, before any write
+    Services(context.deployment).caller()  # a model that cannot be made fails before any write
     summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     if as_json:
         typer.echo(
@@ -287,7 +287,7 @@ def ask(
         )
     context = _context(store, chroma_url, model, base_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
-    context.deployment.caller()
+    Services(context.deployment).caller()
     _known_namespace(context, namespace)
     if context.store().count_units(namespace) == 0:
         errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
@@ -439,7 +439,8 @@ def calibrate(
         for quantile, value in quantiles.items():
             table.add_row(name, quantile, f"{value:.3f}")
     console.print(table)
-    console.print(f"current semantic threshold: {context.deployment.linking.semantic_threshold}")
+    threshold = context.deployment.building.linking.semantic_threshold
+    console.print(f"current semantic threshold: {threshold}")
 
 
 @app.command()
@@ -503,7 +504,7 @@ def check(
     consistent = report.consistent
     if repair:
         for namespace, pending in report.pending_links.items():
-            link_units(memory, namespace, pending, context.deployment.linking)
+            link_units(memory, namespace, pending, context.deployment.building.linking)
         consistent = memory.check().consistent
     if as_json:
         payload = {

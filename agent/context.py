@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any
 
 import platformdirs
 from langgraph.runtime import Runtime
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from agent.linking import LinkingConfig
 from agent.llm import RoleCaller, StructuredOutput
-from agent.models import DEFAULT_EMBEDDING, load_chat_model
+from agent.models import DEFAULT_EMBEDDING
 from agent.recall_config import RECIPES, RecallConfig, RecipeName
-from agent.store import MemoryStore, open_store
+from agent.services import Purpose, Services
+from agent.spend import Spend
+from agent.store import MemoryStore
 
 
 def default_store_dir() -> str:
@@ -37,162 +40,226 @@ def _env(name: str) -> str | None:
     return os.environ.get(name) or None
 
 
-@dataclass(frozen=True, kw_only=True)
-class Deployment:
+def _clamped(low: float, high: float) -> AfterValidator:
+    """Bring a number into ``[low, high]`` once, when the settings are built."""
+    return AfterValidator(lambda value: min(max(value, low), high))
+
+
+# --- deployment ------------------------------------------------------------------------------
+
+
+class ModelSettings(BaseModel):
+    """The chat model behind the LLM roles and how each call to it is made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = Field(
+        default_factory=lambda: _env("RIPPLEGRAPH_MODEL"),
+        description="Chat model of the LLM roles; None = the offline policies "
+        "[$RIPPLEGRAPH_MODEL].",
+    )
+    base_url: str | None = Field(
+        default_factory=lambda: _env("OPENAI_BASE_URL"),
+        description="OpenAI-compatible endpoint serving the model [$OPENAI_BASE_URL].",
+    )
+    routing_model: str | None = Field(
+        default_factory=lambda: _env("RIPPLEGRAPH_ROUTING_MODEL"),
+        description="A cheaper model for the controller and root router "
+        "[$RIPPLEGRAPH_ROUTING_MODEL].",
+    )
+    structured_output: StructuredOutput = Field(
+        default="auto",
+        description="'json_schema', 'json_object', 'prompt' or 'auto' (probe the endpoint once).",
+    )
+    attempts: Annotated[int, _clamped(1, 6)] = Field(
+        default=3, description="Attempts per call on rate limits, timeouts and 5xx (1-6)."
+    )
+    reasks: Annotated[int, _clamped(0, 3)] = Field(
+        default=1, description="Re-asks after a reply that fails its schema (0-3)."
+    )
+    backoff_seconds: Annotated[float, _clamped(0.0, 8.0)] = Field(
+        default=0.5, description="First retry wait; doubles per retry (0-8 s)."
+    )
+    timeout_seconds: Annotated[float, _clamped(5.0, 600.0)] = Field(
+        default=60.0, description="Seconds one model request may take (5-600)."
+    )
+
+
+class BuildSettings(BaseModel):
+    """How memories are built from what was said: windows, edges, roots, clusters, causes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    linking: LinkingConfig = Field(
+        default_factory=LinkingConfig,
+        description="How new memories get edges (thresholds depend on the embedding model).",
+    )
+    extraction_window: int = Field(
+        default=40, description="Turns per LLM extraction window (RippleMem: 40)."
+    )
+    extraction_overlap: int = Field(
+        default=2, description="Turns shared by consecutive windows, as context."
+    )
+    root_batch: int = Field(
+        default=20, description="New memories per root-memory consolidation (RootMem: 20)."
+    )
+    cluster_threshold: float = Field(
+        default=0.55, description="Cosine to a fact cluster's centroid to join it (ActMem τ)."
+    )
+    causal_pmi_threshold: float = Field(
+        default=0.1, description="Least PMI (nats per effect token) to keep a causal edge."
+    )
+
+
+class Deployment(BaseModel):
     """Infrastructure and memory-building settings: chosen by whoever runs the process.
 
     ``Deployment()`` reads the environment (what ``langgraph.json``'s ``env`` and the CLI's
     flags set); an application that embeds the graphs may build one in code and hand it over
-    with ``Deployment.bind``.  A run's context never carries these values.
+    with ``Deployment.bind``.  A run's context never carries these values.  What they open —
+    the store, the model call path — ``agent.services`` builds.
     """
 
-    store_dir: str = field(default_factory=default_store_dir)
-    """Store directory (Chroma files, graph.sqlite, checkpoints.sqlite) [$RIPPLEGRAPH_STORE]."""
-    chroma_url: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_CHROMA_URL"))
-    """Chroma server URL (http://host:port); ``None`` = embedded [$RIPPLEGRAPH_CHROMA_URL]."""
-    embedding_model: str = field(
-        default_factory=lambda: _env("RIPPLEGRAPH_EMBEDDING") or DEFAULT_EMBEDDING
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    store_dir: str = Field(
+        default_factory=default_store_dir,
+        description="Store directory (Chroma files, graph.sqlite, checkpoints.sqlite) "
+        "[$RIPPLEGRAPH_STORE].",
     )
-    """'local:all-MiniLM-L6-v2' or 'openai:<model>' [$RIPPLEGRAPH_EMBEDDING]."""
-    model: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_MODEL"))
-    """Chat model of the LLM roles; ``None`` = the offline policies [$RIPPLEGRAPH_MODEL]."""
-    base_url: str | None = field(default_factory=lambda: _env("OPENAI_BASE_URL"))
-    """OpenAI-compatible endpoint serving ``model`` [$OPENAI_BASE_URL]."""
-    routing_model: str | None = field(default_factory=lambda: _env("RIPPLEGRAPH_ROUTING_MODEL"))
-    """A cheaper model for the controller and root router [$RIPPLEGRAPH_ROUTING_MODEL]."""
-    structured_output: StructuredOutput = "auto"
-    """'json_schema', 'json_object', 'prompt' or 'auto' (probe the endpoint once)."""
-    llm_attempts: int = 3
-    """Attempts per call on rate limits, timeouts and 5xx (1-6)."""
-    llm_reasks: int = 1
-    """Re-asks after a reply that fails its schema (0-3)."""
-    llm_backoff_seconds: float = 0.5
-    """First retry wait; doubles per retry (max 8 s)."""
-    llm_timeout_seconds: float = 60.0
-    """Seconds one model request may take (5-600)."""
-    linking: LinkingConfig = field(default_factory=LinkingConfig)
-    """How new memories get edges (thresholds depend on the embedding model)."""
-    extraction_window: int = 40
-    """Turns per LLM extraction window (RippleMem: 40)."""
-    extraction_overlap: int = 2
-    """Turns shared by consecutive windows, as context."""
-    root_batch: int = 20
-    """New memories per root-memory consolidation (RootMem: 20)."""
-    cluster_threshold: float = 0.55
-    """Cosine to a fact cluster's centroid to join it (ActMem τ)."""
-    causal_pmi_threshold: float = 0.1
-    """Least PMI (nats per effect token) to keep a proposed causal edge."""
-
-    def store(self) -> MemoryStore:
-        """The store this deployment names (opened once per process)."""
-        return open_store(self.store_dir, self.embedding_model, self.chroma_url or None)
-
-    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
-        """The call path for the configured model (``None`` = run the offline policy)."""
-        if not self.model:
-            return None
-        name = (self.routing_model or self.model) if purpose == "routing" else self.model
-        timeout = min(max(self.llm_timeout_seconds, 5.0), 600.0)
-        return RoleCaller(
-            load_chat_model(name, self.base_url, timeout),
-            attempts=min(max(self.llm_attempts, 1), 6),
-            reasks=min(max(self.llm_reasks, 0), 3),
-            backoff_seconds=min(max(self.llm_backoff_seconds, 0.0), 8.0),
-            openai_compatible=bool(self.base_url),
-            model_key=f"{name}@{self.base_url or ''}",
-            structured_output=self.structured_output,
-        )
+    chroma_url: str | None = Field(
+        default_factory=lambda: _env("RIPPLEGRAPH_CHROMA_URL"),
+        description="Chroma server URL (http://host:port); None = embedded "
+        "[$RIPPLEGRAPH_CHROMA_URL].",
+    )
+    embedding_model: str = Field(
+        default_factory=lambda: _env("RIPPLEGRAPH_EMBEDDING") or DEFAULT_EMBEDDING,
+        description="'local:all-MiniLM-L6-v2' or 'openai:<model>' [$RIPPLEGRAPH_EMBEDDING].",
+    )
+    llm: ModelSettings = Field(
+        default_factory=ModelSettings, description="The chat model and its call path."
+    )
+    building: BuildSettings = Field(
+        default_factory=BuildSettings, description="How memories are built on ingest."
+    )
 
     def move(self, store_dir: str | Path) -> Deployment:
         """The same deployment with its store elsewhere (benchmarks, worker processes)."""
-        return replace(self, store_dir=str(store_dir))
+        return self.model_copy(update={"store_dir": str(store_dir)})
 
     def bind(self, **choices: Any) -> Deployed:
         """A run context holding this deployment (for code that embeds the graphs)."""
         return Deployed(deployment=self, **choices)
 
 
-@dataclass(kw_only=True)
-class Context:
-    """What a caller may choose for one run: whose memory, which recipe, which budgets."""
+# --- a run's choices -------------------------------------------------------------------------
 
-    namespace: str = field(
-        default="default",
-        metadata={
-            "description": "Whose memory the chat agent reads and writes (when served with "
-            "authentication, the signed-in user's own, whatever this says)."
-        },
+
+class RecallLimits(BaseModel):
+    """How far one recall may go and how much evidence it returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rounds: Annotated[int, _clamped(0, 3)] = Field(
+        default=1, description="Extra recollection rounds R after the first hop (0-3)."
     )
-    user_name: str = field(
-        default="User",
-        metadata={"description": "Speaker name the chat agent stores the user's turns under."},
+    hops: Annotated[int, _clamped(1, 3)] = Field(
+        default=2, description="Hops h from the anchors per expansion round (1-3)."
     )
-    recall_recipe: RecipeName = field(
-        default="full",
-        metadata={"description": "Named retrieval configuration (agent/recall_config.py)."},
+    refinements: Annotated[int, _clamped(0, 2)] = Field(
+        default=1, description="Counterfactual refinements per query (0-2)."
     )
-    max_rounds: int = field(
-        default=1,
-        metadata={"description": "Extra recollection rounds R after the first hop (0-3)."},
+    evidence_k: Annotated[int, _clamped(1, 200)] = Field(
+        default=30, description="K: most memories in the assembled evidence (1-200)."
     )
-    max_hops: int = field(
-        default=2, metadata={"description": "Hops h from the anchors per expansion round (1-3)."}
+    context_tokens: Annotated[int, _clamped(200, 100_000)] = Field(
+        default=3000, description="Token budget of the rendered evidence context (200-100000)."
     )
-    max_refinements: int = field(
-        default=1, metadata={"description": "Counterfactual refinements per query (0-2)."}
-    )
-    max_llm_calls: int = field(
+
+
+class _LLMBudget(BaseModel):
+    """Calls and tokens the LLM roles may spend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int
+    tokens: int
+
+    @property
+    def limit(self) -> Spend:
+        """The budget as a spend limit."""
+        return Spend(self.calls, self.tokens)
+
+
+class RunBudget(_LLMBudget):
+    """What the LLM roles may spend in one recall, or one chat turn with its answer."""
+
+    calls: Annotated[int, _clamped(0, 20)] = Field(
         default=6,
-        metadata={
-            "description": "LLM calls one recall (or chat turn, answer included) may make; "
-            "retries and re-asks count (offline uses 0)."
-        },
+        description="LLM calls (retries and re-asks count; offline uses none) (0-20).",
     )
-    max_tokens: int = field(
-        default=16000,
-        metadata={"description": "LLM tokens (prompt + reply) one recall or chat turn may spend."},
-    )
-    evidence_k: int = field(
-        default=30, metadata={"description": "K: most memories in the assembled evidence."}
-    )
-    context_tokens: int = field(
-        default=3000, metadata={"description": "Token budget of the rendered evidence context."}
-    )
-    max_ingest_llm_calls: int = field(
-        default=200,
-        metadata={
-            "description": "LLM calls one ingest batch may make (extraction, roots, causal)."
-        },
-    )
-    max_ingest_tokens: int = field(
-        default=600_000, metadata={"description": "LLM tokens one ingest batch may spend."}
+    tokens: Annotated[int, _clamped(0, 200_000)] = Field(
+        default=16_000, description="LLM tokens, prompt + reply (0-200000)."
     )
 
-    def ingest_limits(self) -> dict[str, int]:
-        """The write path's LLM budget, clamped."""
-        return {
-            "llm_calls": min(max(self.max_ingest_llm_calls, 0), 10_000),
-            "tokens": min(max(self.max_ingest_tokens, 0), 50_000_000),
-        }
+
+class IngestBudget(_LLMBudget):
+    """What the LLM roles may spend on one ingest batch (extraction, roots, causal links)."""
+
+    calls: Annotated[int, _clamped(0, 10_000)] = Field(
+        default=200, description="LLM calls one ingest batch may make (0-10000)."
+    )
+    tokens: Annotated[int, _clamped(0, 50_000_000)] = Field(
+        default=600_000, description="LLM tokens one ingest batch may spend (0-50000000)."
+    )
+
+
+class Context(BaseModel):
+    """What a caller may choose for one run: whose memory, which recipe, which budgets.
+
+    Every number is brought into its range once, when the context is built, whatever the
+    caller asked for.  A name that is not a run choice (a deployment setting, a typo) is
+    refused with an error that names it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str = Field(
+        default="default",
+        description="Whose memory the chat agent reads and writes (when served with "
+        "authentication, the signed-in user's own, whatever this says).",
+    )
+    user_name: str = Field(
+        default="User", description="Speaker name the chat agent stores the user's turns under."
+    )
+    recall_recipe: RecipeName = Field(
+        default="full", description="Named retrieval configuration (agent/recall_config.py)."
+    )
+    recall: RecallLimits = Field(
+        default_factory=RecallLimits,
+        description="Rounds, hops, refinements and the evidence budget of one recall.",
+    )
+    llm_budget: RunBudget = Field(
+        default_factory=RunBudget,
+        description="What the LLM roles may spend per recall or chat turn.",
+    )
+    ingest_budget: IngestBudget = Field(
+        default_factory=IngestBudget,
+        description="What the LLM roles may spend per ingest batch.",
+    )
 
     def recall_config(self) -> RecallConfig:
         """The named retrieval recipe."""
         return RECIPES[self.recall_recipe]
 
     def limits(self) -> dict[str, int]:
-        """Budget limits, clamped to sane ranges whatever the caller asked for."""
+        """Every limit of one recall by its counter's name (what ``Budget.limits`` records)."""
         return {
-            "rounds": min(max(self.max_rounds, 0), 3),
-            "hops": min(max(self.max_hops, 1), 3),
-            "refinements": min(max(self.max_refinements, 0), 2),
-            "llm_calls": min(max(self.max_llm_calls, 0), 20),
-            "tokens": min(max(self.max_tokens, 0), 200_000),
-            "evidence_k": min(max(self.evidence_k, 1), 200),
-            "context_tokens": min(max(self.context_tokens, 200), 100_000),
+            **self.recall.model_dump(),
+            **self.llm_budget.limit.counters(),
         }
 
 
-@dataclass(kw_only=True)
 class Deployed(Context):
     """A run's choices with the deployment an application chose in code.
 
@@ -200,26 +267,37 @@ class Deployed(Context):
     ``Context``, so its deployment is always the server process's own.
     """
 
-    deployment: Deployment = field(default_factory=Deployment)
+    deployment: Deployment = Field(default_factory=Deployment)
 
     def store(self) -> MemoryStore:
         """The deployment's store."""
-        return self.deployment.store()
+        return Services(self.deployment).store()
 
 
-DEPLOYMENT_FIELDS = frozenset(f.name for f in fields(Deployment))
+def _names(model: type[BaseModel]) -> frozenset[str]:
+    """A settings model's field names and those of its groups."""
+    names = set(model.model_fields)
+    for info in model.model_fields.values():
+        group = info.annotation
+        if isinstance(group, type) and issubclass(group, BaseModel):
+            names |= _names(group)
+    return frozenset(names)
+
+
+DEPLOYMENT_FIELDS = _names(Deployment)
+"""Every deployment setting's name, its groups' included."""
 
 
 def resolve_context(value: object) -> Context:
     """A run's ``Context`` from whatever context the caller ran the graph with.
 
     A parent graph embedding RippleGraph's graphs has its own context type; the choices it
-    shares by name (``namespace``, budgets…) carry over and every other one keeps its default.
-    A mapping that names a deployment setting is refused: that value is the server's to set.
+    shares by name (``namespace``, the budget groups…) carry over and every other one keeps its
+    default.  A mapping that names a deployment setting is refused: that value is the server's.
     """
     if isinstance(value, Context):
         return value
-    names = {f.name for f in fields(Context)}
+    names = set(Context.model_fields)
     if isinstance(value, Mapping):
         named = sorted(DEPLOYMENT_FIELDS & set(value))
         if named:
@@ -231,7 +309,7 @@ def resolve_context(value: object) -> Context:
         shared = {k: v for k, v in value.items() if k in names}
     else:
         shared = {k: getattr(value, k) for k in names if hasattr(value, k)}
-    return Context(**{k: v for k, v in shared.items() if v is not None})
+    return Context.model_validate({k: v for k, v in shared.items() if v is not None})
 
 
 def deployment_of(value: object) -> Deployment:
@@ -269,11 +347,11 @@ class Scope:
 
     def store(self) -> MemoryStore:
         """The deployment's store."""
-        return self.deployment.store()
+        return Services(self.deployment).store()
 
-    def caller(self, purpose: Literal["main", "routing"] = "main") -> RoleCaller | None:
+    def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
         """The deployment's call path (``None`` = offline)."""
-        return self.deployment.caller(purpose)
+        return Services(self.deployment).caller(purpose)
 
 
 def scope(runtime: Runtime[Any], requested: str) -> Scope:

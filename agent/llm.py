@@ -53,6 +53,7 @@ from tenacity import (
 from tenacity.wait import wait_exponential
 
 from agent.errors import BudgetSpent
+from agent.spend import NOTHING, Spend
 from prompts.role import Role
 
 S = TypeVar("S", bound=BaseModel)
@@ -74,26 +75,12 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-@dataclass(frozen=True)
-class Allowance:
-    """What one step may still spend."""
-
-    calls: int
-    tokens: int
-
-    @classmethod
-    def remaining(cls, limits: dict[str, int], calls_spent: int, tokens_spent: int) -> Allowance:
-        """What is left of the ``llm_calls`` and ``tokens`` limits."""
-        return cls(limits["llm_calls"] - calls_spent, limits["tokens"] - tokens_spent)
-
-
 @dataclass
 class Outcome(Generic[S]):
     """A role's parsed reply (``None`` = use the offline policy), what it cost, what happened."""
 
     value: S | None = None
-    calls: int = 0
-    tokens: int = 0
+    spent: Spend = NOTHING
     events: list[str] = field(default_factory=list)
     served: int = 0  # replies the endpoint returned (a call may fail before it answers)
     valid: int = 0  # replies that parsed into the role's schema
@@ -244,7 +231,7 @@ class RoleCaller:
         return _endpoint_modes.get(self.model_key, "json_schema")
 
     def __call__(
-        self, role: Role[S], prompt: str, allowance: Allowance, choices: Choices | None = None
+        self, role: Role[S], prompt: str, allowance: Spend, choices: Choices | None = None
     ) -> Outcome[S]:
         """Ask the model for the role's reply; re-ask on invalid output; ``value`` or ``None``.
 
@@ -283,7 +270,7 @@ class RoleCaller:
         self,
         role: Role[S],
         messages: Sequence[BaseMessage],
-        allowance: Allowance,
+        allowance: Spend,
         outcome: Outcome[S],
         choices: Choices | None,
     ) -> AIMessage:
@@ -357,7 +344,7 @@ class RoleCaller:
         self,
         role: Role[S],
         messages: Sequence[BaseMessage],
-        allowance: Allowance,
+        allowance: Spend,
         outcome: Outcome[S],
         mode: OutputMode,
         choices: Choices | None,
@@ -374,13 +361,12 @@ class RoleCaller:
             + MESSAGE_OVERHEAD_TOKENS * len(messages)
             + role.max_output_tokens
         )
-        if outcome.calls + 1 > allowance.calls:
+        left = outcome.spent.left_of(allowance)
+        if left.calls < 1:
             raise BudgetSpent(f"{allowance.calls} LLM call(s) allowed, none left")
-        if outcome.tokens + estimate > allowance.tokens:
-            left = allowance.tokens - outcome.tokens
-            raise BudgetSpent(f"~{estimate} tokens needed, {left} left")
-        outcome.calls += 1
-        outcome.tokens += estimate
+        if estimate > left.tokens:
+            raise BudgetSpent(f"~{estimate} tokens needed, {left.tokens} left")
+        outcome.spent += Spend(calls=1, tokens=estimate)
         started = time.perf_counter()
         try:
             reply = self.model.invoke(list(messages), **self._request_options(role, mode, choices))
@@ -390,7 +376,7 @@ class RoleCaller:
             raise TypeError(f"expected an AIMessage, got {type(reply).__name__}")
         usage = reply.usage_metadata
         if usage:
-            outcome.tokens += int(usage["total_tokens"]) - estimate
+            outcome.spent += Spend(tokens=int(usage["total_tokens"]) - estimate)
             if usage["input_tokens"]:
                 _chars_per_token[self.model_key] = min(density, chars / usage["input_tokens"])
         return reply

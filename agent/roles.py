@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from agent.llm import Allowance, Choice, Outcome, RoleCaller
+from agent.llm import Choice, Outcome, RoleCaller
 from agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
 from agent.policies.answer import extractive_answer
 from agent.policies.extraction import OfflineExtractor
+from agent.spend import NOTHING, Spend
 from agent.state import Decision, Evidence, Plan, QueryCues
 from agent.store.ids import memory_id
 from prompts import answer as answer_prompt
@@ -31,8 +32,7 @@ T = TypeVar("T")
 class Usage:
     """Calls and tokens a step spent, and what its trace should say about the model."""
 
-    calls: int = 0
-    tokens: int = 0
+    spent: Spend = NOTHING
     notes: list[str] = field(default_factory=list)
     fallbacks: int = 0
     served: int = 0
@@ -42,8 +42,7 @@ class Usage:
 
     def add(self, outcome: Outcome[Any], label: str = "") -> None:
         """Count one role call (and note it when it fell back or needed retries)."""
-        self.calls += outcome.calls
-        self.tokens += outcome.tokens
+        self.spent += outcome.spent
         self.served += outcome.served
         self.valid += outcome.valid
         self.modes += outcome.modes
@@ -55,8 +54,7 @@ class Usage:
 
     def absorb(self, other: Usage) -> None:
         """Add another step's spending and notes to this one."""
-        self.calls += other.calls
-        self.tokens += other.tokens
+        self.spent += other.spent
         self.fallbacks += other.fallbacks
         self.notes += other.notes
         self.served += other.served
@@ -64,14 +62,13 @@ class Usage:
         self.modes += other.modes
         self.seconds += other.seconds
 
-    def charge(self, calls: int, tokens: int) -> None:
+    def charge(self, spend: Spend) -> None:
         """Count a model request made outside a role (a PMI scoring)."""
-        self.calls += calls
-        self.tokens += tokens
+        self.spent += spend
 
-    def left(self, allowance: Allowance) -> Allowance:
+    def left(self, allowance: Spend) -> Spend:
         """What remains of ``allowance`` after this step so far."""
-        return Allowance(allowance.calls - self.calls, allowance.tokens - self.tokens)
+        return self.spent.left_of(allowance)
 
     @property
     def note(self) -> str:
@@ -82,10 +79,10 @@ class Usage:
         """What a trace event records of this step's model use (role, spending, fallback)."""
         return {
             "role": role,
-            "calls": self.calls,
+            "calls": self.spent.calls,
             "served": self.served,
             "valid": self.valid,
-            "tokens": self.tokens,
+            "tokens": self.spent.tokens,
             "seconds": round(self.seconds, 2),
             "output": ", ".join(dict.fromkeys(self.modes)) or "-",
             "fallback": bool(self.fallbacks),
@@ -128,7 +125,7 @@ def extract_with_model(
     sessions: Sequence[Session],
     offline: OfflineExtractor,
     known: tuple[Sequence[str], Sequence[str]],
-    allowance: Allowance,
+    allowance: Spend,
     window: int,
     overlap: int,
 ) -> tuple[list[MemoryUnit], Usage]:
@@ -188,7 +185,7 @@ def consolidate_roots(
     namespace: str,
     units: Sequence[RootUnit],
     memories: Sequence[MemoryUnit],
-    allowance: Allowance,
+    allowance: Spend,
     max_units: int,
 ) -> tuple[list[RootUnit] | None, Usage]:
     """Φ_C: the unit set after applying the model's operations (``None`` = call failed)."""
@@ -279,7 +276,7 @@ def control(
     query: str,
     cues: QueryCues,
     ranked: Sequence[Evidence],
-    allowance: Allowance,
+    allowance: Spend,
 ) -> tuple[tuple[Decision, str, Plan | None] | None, Usage]:
     """The controller's (decision, reason, proposed plan), anchors as proposed.
 
@@ -303,7 +300,7 @@ def control(
 
 
 def route(
-    caller: RoleCaller, query: str, units: Sequence[RootUnit], allowance: Allowance
+    caller: RoleCaller, query: str, units: Sequence[RootUnit], allowance: Spend
 ) -> tuple[tuple[list[RootUnit], str] | None, Usage]:
     """Φ_R in one batched call: the units whose rules apply, and why."""
     usage = Usage()
@@ -323,7 +320,7 @@ def route(
 
 
 def risks(
-    caller: RoleCaller, query: str, ranked: Sequence[Evidence], allowance: Allowance
+    caller: RoleCaller, query: str, ranked: Sequence[Evidence], allowance: Spend
 ) -> tuple[list[str] | None, Usage]:
     """Counterfactual risk statements for the request."""
     usage = Usage()
@@ -337,7 +334,7 @@ def answer(
     message: str,
     evidence_context: str,
     evidence_ids: set[str],
-    allowance: Allowance,
+    allowance: Spend,
 ) -> tuple[AnswerOutput | None, Usage]:
     """A grounded answer; citations limited to the evidence actually given."""
     usage = Usage()
@@ -359,7 +356,7 @@ def reply(
     question: str,
     evidence: Sequence[Evidence],
     evidence_context: str,
-    allowance: Allowance,
+    allowance: Spend,
 ) -> tuple[str, str, Usage]:
     """The answer to show, how it was made (for the trace), and what the model spent.
 

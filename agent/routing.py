@@ -15,20 +15,20 @@ def after_sufficiency(
 ) -> Literal["plan_recollection", "refine_counterfactually", "assemble_evidence"]:
     """Expand or refine only while the decision asks for it *and* the budget allows it."""
     context = resolve_context(runtime.context)
-    limits = context.limits()
+    limits = context.recall
     config = context.recall_config()
-    within_llm_budget = state.llm_calls <= limits["llm_calls"] and state.tokens <= limits["tokens"]
+    within_llm_budget = state.spent.within(context.llm_budget.limit)
     if (
         state.decision == "refine"
         and config.counterfactual
-        and state.refinements < limits["refinements"]
+        and state.refinements < limits.refinements
         and within_llm_budget
     ):
         return "refine_counterfactually"
     if (
         state.decision == "expand"
         and config.expansion
-        and state.rounds < limits["rounds"]
+        and state.rounds < limits.rounds
         and within_llm_budget
     ):
         return "plan_recollection"

@@ -10,6 +10,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, StringConstraints
 
 from agent.memory import MemoryUnit, Namespace, RootUnit, Session, TimeInterval
+from agent.spend import NOTHING, Spend
 
 
 class TraceEvent(BaseModel):
@@ -23,6 +24,18 @@ class TraceEvent(BaseModel):
     budget: dict[str, int] | None = None  # recall counters after this step
 
 
+class Spending(BaseModel):
+    """The LLM counters a graph adds up as its steps report what they spent."""
+
+    llm_calls: Annotated[int, operator.add] = 0
+    tokens: Annotated[int, operator.add] = 0
+
+    @property
+    def spent(self) -> Spend:
+        """The counters as one spend."""
+        return Spend(self.llm_calls, self.tokens)
+
+
 class IngestInput(BaseModel):
     """A batch of dialogue sessions to remember in one namespace."""
 
@@ -30,15 +43,13 @@ class IngestInput(BaseModel):
     sessions: list[Session]
 
 
-class IngestOutput(BaseModel):
+class IngestOutput(Spending):
     """What the write path stored."""
 
     written_ids: list[str] = Field(default_factory=list)
     units_total: int = 0
     edges_added: dict[str, int] = Field(default_factory=dict)
     roots_touched: list[str] = Field(default_factory=list)
-    llm_calls: Annotated[int, operator.add] = 0
-    tokens: Annotated[int, operator.add] = 0
     trace: Annotated[list[TraceEvent], operator.add] = Field(default_factory=list)
 
 
@@ -139,11 +150,9 @@ class Plan(BaseModel):
     target_terms: list[str] = Field(default_factory=list)
 
 
-class Budget(BaseModel):
+class Budget(Spending):
     """Budget use of one recall: counters against the context's limits."""
 
-    llm_calls: int = 0
-    tokens: int = 0
     rounds: int = 0
     hops: int = 0
     refinements: int = 0
@@ -177,7 +186,7 @@ class RecallOutput(BaseModel):
     trace: Annotated[list[TraceEvent], operator.add] = Field(default_factory=list)
 
 
-class RecallState(RecallInput, RecallOutput):
+class RecallState(RecallInput, RecallOutput, Spending):
     """The recall graph's working state; counters add up through their reducers."""
 
     pool: Annotated[dict[str, Evidence], merge_pool] = Field(default_factory=dict)
@@ -186,8 +195,6 @@ class RecallState(RecallInput, RecallOutput):
     decision: Decision = "stop"
     missing: list[str] = Field(default_factory=list)
     counterfactuals: list[str] = Field(default_factory=list)
-    llm_calls: Annotated[int, operator.add] = 0
-    tokens: Annotated[int, operator.add] = 0
     rounds: Annotated[int, operator.add] = 0
     hops: Annotated[int, operator.add] = 0
     refinements: Annotated[int, operator.add] = 0
@@ -201,8 +208,9 @@ class RecallState(RecallInput, RecallOutput):
 _COUNTERS = ("llm_calls", "tokens", "rounds", "hops", "refinements")
 
 
-def spent_after(state: RecallState, **increments: int) -> dict[str, int]:
-    """The recall counters once this step's increments are added (for its trace event)."""
+def spent_after(state: RecallState, spend: Spend = NOTHING, **increments: int) -> dict[str, int]:
+    """The recall counters once this step's spend and increments are added (its trace event)."""
+    increments |= spend.counters()
     return {name: getattr(state, name) + increments.get(name, 0) for name in _COUNTERS}
 
 

@@ -8,6 +8,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from agent.context import Context, deployment_of
 from agent.graph import recall_graph
+from agent.services import Services
 from agent.state import RecallInput, RecallOutput
 
 _DESCRIPTION = (
@@ -69,7 +70,7 @@ def make_forget_tool(
         memory_ids: list[str] | None = None, session: str | None = None, person: str | None = None
     ) -> tuple[str, dict[str, Any]]:
         forgotten = (
-            deployment_of(run_context)
+            Services(deployment_of(run_context))
             .store()
             .forget(tenant, memory_ids=memory_ids or (), session=session, person=person)
         )

@@ -17,25 +17,24 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     """The final evidence list with provenance, root blocks first in the rendered context."""
     run = scope(runtime, state.namespace)
     context = run.context
-    limits = context.limits()
     store = run.store()
     ranked = rank_pool(
         store, run.namespace, state.alignment_query, state.pool, context.recall_config()
     )
-    evidence = select(ranked, limits["evidence_k"], limits["context_tokens"])
+    evidence = select(ranked, context.recall.evidence_k, context.recall.context_tokens)
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {
         "evidence": evidence,
         "context": render_evidence(evidence, state.roots),
         "stop_reason": stop_reason,
-        "budget": budget_use(state, limits),
+        "budget": budget_use(state, context.limits()),
         "trace": record(
             runtime,
             TraceEvent(
                 node="assemble_evidence",
                 decision=f"kept {len(evidence)} of {len(ranked)}",
-                reason=f"ρ ranking, K = {limits['evidence_k']}, "
-                f"{limits['context_tokens']} context tokens; stop: {stop_reason}",
+                reason=f"ρ ranking, K = {context.recall.evidence_k}, "
+                f"{context.recall.context_tokens} context tokens; stop: {stop_reason}",
                 budget=spent_after(state),
             ),
         ),

@@ -7,7 +7,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
 from agent.policies.assembly import rank_pool
 from agent.policies.sufficiency import OfflineSufficiency
 from agent.roles import control, decide
@@ -28,16 +27,15 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     run = scope(runtime, state.namespace)
     context = run.context
     config = context.recall_config()
-    limits = context.limits()
     store = run.store()
     assert state.cues is not None
     ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
-    can_refine = config.counterfactual and state.refinements < limits["refinements"]
+    can_refine = config.counterfactual and state.refinements < context.recall.refinements
     verdict = _policy.decide(
         state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
     )
-    can_expand = config.expansion and state.rounds < limits["rounds"]
-    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    can_expand = config.expansion and state.rounds < context.recall.rounds
+    allowance = state.spent.left_of(context.llm_budget.limit)
     cues = state.cues
     decided = decide(
         run.caller("routing") if can_expand and verdict.decision != "refine" else None,
@@ -52,12 +50,12 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     usage, stop_reason = decided.usage, ""
     details = {
         "missing": verdict.missing,
-        "limits": limits,
+        "limits": context.limits(),
         **decided.details(controller.ROLE.name),
     }
     if decision == "expand" and not config.expansion:
         decision, stop_reason = "stop", "insufficient, expansion disabled"
-    elif decision == "expand" and state.rounds >= limits["rounds"]:
+    elif decision == "expand" and state.rounds >= context.recall.rounds:
         decision, stop_reason = "stop", f"budget exhausted: {state.rounds} recollection rounds"
     elif decision == "stop":
         stop_reason = "sufficient"
@@ -66,8 +64,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         "missing": verdict.missing,
         "proposed_plan": proposed,
         "stop_reason": stop_reason,
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "trace": record(
             runtime,
             TraceEvent(
@@ -77,7 +74,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
                 if not stop_reason or stop_reason == "sufficient"
                 else f"{reason} — {stop_reason}",
                 details=details,
-                budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
+                budget=spent_after(state, usage.spent),
             ),
         ),
     }

@@ -7,7 +7,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
 from agent.roles import Usage
 from agent.roles import consolidate_roots as consolidate
 from agent.state import IngestState, TraceEvent
@@ -36,9 +35,8 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     store = run.store()
     store.add_pending_roots(run.namespace, [*state.written_ids, *state.resumed_ids])
     pending = store.pending_roots(run.namespace)
-    batch = max(run.deployment.root_batch, 1)
-    limits = context.ingest_limits()
-    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    batch = max(run.deployment.building.root_batch, 1)
+    allowance = state.spent.left_of(context.ingest_budget.limit)
     usage = Usage()
     touched: list[str] = []
     batches = 0
@@ -66,7 +64,6 @@ def consolidate_roots(state: IngestState, runtime: Runtime[Context]) -> dict[str
     )
     return {
         "roots_touched": touched,
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "trace": record(runtime, event),
     }

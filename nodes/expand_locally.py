@@ -18,7 +18,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     run = scope(runtime, state.namespace)
     context = run.context
     config = context.recall_config()
-    hops = context.limits()["hops"]
+    hops = context.recall.hops
     store = run.store()
     assert state.plan is not None
     edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
@@ -30,7 +30,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
         exclude=state.pool.keys(),
         hops=hops,
         top_n=config.expansion_width(
-            context.limits()["evidence_k"], state.cues is not None and state.cues.multi_part
+            context.recall.evidence_k, state.cues is not None and state.cues.multi_part
         ),
         edge_types=edge_types,
     )

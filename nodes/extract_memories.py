@@ -7,7 +7,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
 from agent.memory import Session
 from agent.policies.extraction import OfflineExtractor
 from agent.roles import extract_with_model
@@ -50,8 +49,7 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
         ]
         if fresh:
             pending.append(Session(id=session.id, date=session.date, turns=fresh))
-    limits = context.ingest_limits()
-    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    allowance = state.spent.left_of(context.ingest_budget.limit)
     drafts, usage = extract_with_model(
         caller,
         run.namespace,
@@ -59,20 +57,19 @@ def extract_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str,
         _extractor,
         known,
         allowance,
-        run.deployment.extraction_window,
-        run.deployment.extraction_overlap,
+        run.deployment.building.extraction_window,
+        run.deployment.building.extraction_overlap,
     )
     event = TraceEvent(
         node="extract_memories",
         decision="llm" if not usage.fallbacks else f"llm, {usage.fallbacks} window(s) offline",
-        reason=f"{usage.calls} call(s) over {sum(len(s.turns) for s in pending)} new turns "
+        reason=f"{usage.spent.calls} call(s) over {sum(len(s.turns) for s in pending)} new turns "
         f"of {turns}; {len(drafts)} memories" + (f"; {usage.note}" if usage.note else ""),
         details={"drafts": len(drafts), "llm": usage.trace(extraction.ROLE.name)},
     )
     return {
         "namespace": run.namespace,
         "drafts": drafts,
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "trace": record(runtime, event),
     }

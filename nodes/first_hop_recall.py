@@ -27,7 +27,7 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     )
     # One model call for the question and its name-free form; later reads hit the cache.
     store.embedder.queries([state.query, *([cues.content] if cues.content else [])])
-    depth = config.first_hop_depths(context.limits()["evidence_k"], cues.multi_part)
+    depth = config.first_hop_depths(context.recall.evidence_k, cues.multi_part)
     hits = {
         "semantic": store.search_semantic(run.namespace, state.query, depth["semantic"]),
         "lexical": store.search_lexical(run.namespace, state.query, depth["lexical"]),

@@ -9,7 +9,6 @@ from langgraph.runtime import Runtime
 from agent.causal import PMIScorer, assign_clusters
 from agent.context import Context, scope
 from agent.errors import ModelUnavailable
-from agent.llm import Allowance
 from agent.roles import Usage
 from agent.state import IngestState, TraceEvent
 from agent.store import CAUSAL
@@ -32,8 +31,8 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
         event = TraceEvent(node="link_causes", decision="skipped", reason=reason)
         return {"trace": record(runtime, event)}
     store = run.store()
-    touched = assign_clusters(store, run.namespace, ids, run.deployment.cluster_threshold)
-    if not run.deployment.base_url:
+    touched = assign_clusters(store, run.namespace, ids, run.deployment.building.cluster_threshold)
+    if not run.deployment.llm.base_url:
         event = TraceEvent(
             node="link_causes",
             decision=f"clustered into {len(touched)} cluster(s); causal edges off",
@@ -41,10 +40,9 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
             "endpoint (set base_url, e.g. vLLM); the configured provider has none",
         )
         return {"trace": record(runtime, event)}
-    limits = context.ingest_limits()
-    allowance = Allowance.remaining(limits, state.llm_calls, state.tokens)
+    allowance = state.spent.left_of(context.ingest_budget.limit)
     usage = Usage()
-    scorer = PMIScorer(run.deployment.base_url, run.deployment.model or "")
+    scorer = PMIScorer(run.deployment.llm.base_url, run.deployment.llm.model or "")
     new = set(ids)
     kept: list[tuple[str, str, float]] = []
     rejected = 0
@@ -64,13 +62,13 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
             if usage.left(allowance).calls < 1:
                 problem = "ingest LLM budget spent"
                 continue
-            usage.charge(calls=1, tokens=scorer.cost(cause, effect))
+            usage.charge(scorer.cost(cause, effect))
             try:
                 score = scorer.pmi(cause, effect)
             except ModelUnavailable as error:
                 problem = str(error)[:160]
                 continue
-            if score >= run.deployment.causal_pmi_threshold:
+            if score >= run.deployment.building.causal_pmi_threshold:
                 kept.append((cause.id, effect.id, round(score, 4)))
             else:
                 rejected += 1
@@ -83,13 +81,12 @@ def link_causes(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]
         or f"{len(touched)} cluster(s) touched",
         details={
             "edges": kept,
-            "threshold": run.deployment.causal_pmi_threshold,
+            "threshold": run.deployment.building.causal_pmi_threshold,
             "llm": usage.trace(causal.ROLE.name),
         },
     )
     return {
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "edges_added": {**state.edges_added, "causal": len(kept)},
         "trace": record(runtime, event),
     }

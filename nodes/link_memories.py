@@ -17,7 +17,7 @@ def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, An
     run = scope(runtime, state.namespace)
     store = run.store()
     ids = [*state.written_ids, *state.resumed_ids]
-    added = link_units(store, run.namespace, ids, run.deployment.linking)
+    added = link_units(store, run.namespace, ids, run.deployment.building.linking)
     return {
         "edges_added": added,
         "units_total": store.count_units(run.namespace),

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance, RoleCaller
+from agent.llm import RoleCaller
 from agent.policies.assembly import rank_pool
 from agent.policies.counterfactual import seek_constraints
 from agent.policies.sufficiency import COVERAGE_WINDOW
@@ -57,7 +57,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         "view over unrelated memories only; superseded facts set aside; no world knowledge "
         "was used"
     )
-    allowance = Allowance.remaining(context.limits(), state.llm_calls, state.tokens)
+    allowance = state.spent.left_of(context.llm_budget.limit)
 
     def ask(caller: RoleCaller) -> tuple[list[str] | None, Usage]:
         return risks(caller, state.query, ranked, allowance)
@@ -108,8 +108,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
         "pool": pool,
         "counterfactuals": statements,
         "refinements": 1,
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "trace": record(
             runtime,
             TraceEvent(
@@ -118,9 +117,7 @@ def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> di
                 reason=reason,
                 added=[mid for mid in pool if mid not in state.pool],
                 details=details,
-                budget=spent_after(
-                    state, refinements=1, llm_calls=usage.calls, tokens=usage.tokens
-                ),
+                budget=spent_after(state, usage.spent, refinements=1),
             ),
         ),
     }

@@ -8,7 +8,6 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
 from agent.roles import reply
 from agent.state import ChatState, TraceEvent
 from agent.tracing import record
@@ -19,18 +18,12 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Reply from the evidence; the answer call spends what the recall left of the budget."""
     run = scope(runtime, state.namespace)
     caller = run.caller()
-    spent = state.budget
-    allowance = Allowance.remaining(run.context.limits(), spent.llm_calls, spent.tokens)
+    allowance = state.budget.spent.left_of(run.context.llm_budget.limit)
     text, decision, usage = reply(caller, state.query, state.evidence, state.context, allowance)
     details: dict[str, Any] = {}
     if caller is not None:
         details["llm"] = usage.trace(answer_prompt.ROLE.name)
-    budget = state.budget.model_copy(
-        update={
-            "llm_calls": state.budget.llm_calls + usage.calls,
-            "tokens": state.budget.tokens + usage.tokens,
-        }
-    )
+    budget = state.budget.model_copy(update=(state.budget.spent + usage.spent).counters())
     return {
         "messages": [AIMessage(content=text)],
         "budget": budget,
@@ -41,7 +34,7 @@ def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
                 decision=decision,
                 reason=f"{len(state.evidence)} evidence items; stop: {state.stop_reason}",
                 details=details,
-                budget={"llm_calls": budget.llm_calls, "tokens": budget.tokens},
+                budget=budget.spent.counters(),
             ),
         ),
     }

@@ -8,7 +8,6 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from agent.context import Context, scope
-from agent.llm import Allowance
 from agent.memory import RootUnit
 from agent.policies.roots import namespace_roots, route_roots
 from agent.roles import Usage, decide, route
@@ -37,7 +36,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     cues = state.cues
     assert cues is not None
     query_vector = store.embedder.query(state.query)
-    allowance = Allowance.remaining(context.limits(), state.llm_calls, state.tokens)
+    allowance = state.spent.left_of(context.llm_budget.limit)
     cosines = rule_vectors @ query_vector if roots else np.zeros(0)
     decided = decide(
         run.caller("routing") if roots else None,
@@ -75,8 +74,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
     new = [mid for mid in pool if mid not in state.pool]
     return {
         "roots": [root for root, _ in active],
-        "llm_calls": usage.calls,
-        "tokens": usage.tokens,
+        **usage.spent.counters(),
         "pool": pool,
         "trace": record(
             runtime,
@@ -90,7 +88,7 @@ def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[s
                 ),
                 added=new,
                 details=details,
-                budget=spent_after(state, llm_calls=usage.calls, tokens=usage.tokens),
+                budget=spent_after(state, usage.spent),
             ),
         ),
     }

@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from agent.context import DEPLOYMENT_FIELDS, Deployed, Deployment
+from agent.context import (
+    DEPLOYMENT_FIELDS,
+    BuildSettings,
+    Deployed,
+    Deployment,
+    ModelSettings,
+    RecallLimits,
+)
 
 # The product sets the first three itself (tests/unit/test_network_guard.py checks it), so
 # the suite starts without them, as a user's shell would; the rest name a developer's own
@@ -77,10 +84,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def deployed(**settings: Any) -> Deployed:
-    """A deployment from the deployment fields of ``settings``, bound to the other (run) ones."""
+    """A deployment from the deployment settings in ``settings``, bound to the other (run) ones.
+
+    The settings of the model call path (``model``, ``base_url``, ``attempts``…) and of
+    memory building (``extraction_window``, ``cluster_threshold``…) may be given flat.
+    """
+    llm = {k: settings.pop(k) for k in list(settings) if k in ModelSettings.model_fields}
+    building = {k: settings.pop(k) for k in list(settings) if k in BuildSettings.model_fields}
     infra = {k: v for k, v in settings.items() if k in DEPLOYMENT_FIELDS}
     choices = {k: v for k, v in settings.items() if k not in DEPLOYMENT_FIELDS}
-    return Deployment(**infra).bind(**choices)
+    groups = {"llm": ModelSettings(**llm), "building": BuildSettings(**building)}
+    return Deployment(**infra, **groups).bind(**choices)
+
+
+def adjusted(context: Deployed, **recall: int) -> Deployed:
+    """``context`` with some of its recall limits changed (and brought into range)."""
+    limits = RecallLimits.model_validate(context.recall.model_dump() | recall)
+    return context.model_copy(update={"recall": limits})
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,11 +14,12 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent.context import Deployed, Deployment
+from agent.context import Deployed, Deployment, ModelSettings
 from agent.eval import report
 from agent.eval.systems import SYSTEMS
 from agent.llm import RoleCaller
 from agent.memory import Session
+from agent.services import Services
 
 bench = typer.Typer(help="Benchmarks, side by side with the baselines, in one run.")
 console = Console()
@@ -54,14 +54,18 @@ def _systems(value: str) -> tuple[str, ...]:
     return names
 
 
+_OFFLINE = ModelSettings(model=None, base_url=None)
+"""A bench's systems recall offline, whatever the environment names."""
+
+
 @contextmanager
 def _store(store: Path | None) -> Iterator[Deployed]:
     # The retrieval systems are measured with the offline policies, whatever the environment.
     if store is not None:
-        yield Deployment(store_dir=str(store), model=None, base_url=None).bind()
+        yield Deployment(store_dir=str(store), llm=_OFFLINE).bind()
         return
     with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
-        yield Deployment(store_dir=str(Path(scratch) / "store"), model=None, base_url=None).bind()
+        yield Deployment(store_dir=str(Path(scratch) / "store"), llm=_OFFLINE).bind()
 
 
 @contextmanager
@@ -118,7 +122,11 @@ def _ingested(
         ingest_namespaces(sessions, context)
         yield (
             context,
-            dataclasses.replace(context.deployment, model=llm, base_url=base_url).caller(),
+            Services(
+                context.deployment.model_copy(
+                    update={"llm": ModelSettings(model=llm, base_url=base_url)}
+                )
+            ).caller(),
         )
 
 

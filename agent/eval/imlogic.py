@@ -32,8 +32,9 @@ from typing import Any
 from agent.context import Deployed
 from agent.eval.metrics import KS, hit_at, mean, percentiles
 from agent.eval.systems import first_questions, make_systems, retrieve
-from agent.llm import Allowance, RoleCaller
+from agent.llm import RoleCaller
 from agent.memory import MemoryUnit, Session, Turn
+from agent.spend import Spend
 from prompts import choice
 from prompts.evidence import render_memories
 
@@ -132,7 +133,7 @@ def choose(caller: RoleCaller, question: ImlogicQuestion, evidence: list[MemoryU
     """The option kind the model picked from the evidence, or "invalid" when it gave none."""
     options = shuffled_options(question)
     prompt = choice.render(question.text, [text for _, text in options], render_memories(evidence))
-    reply = caller(choice.ROLE, prompt, Allowance(calls=3, tokens=60_000))
+    reply = caller(choice.ROLE, prompt, Spend(calls=3, tokens=60_000))
     if reply.value is None:
         return "invalid"
     return options["ABCD".index(reply.value.choice)][0]

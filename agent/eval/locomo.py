@@ -18,8 +18,9 @@ from agent.context import Deployed
 from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from agent.eval.systems import first_questions, make_systems, retrieve
 from agent.ingest_files import load_sessions
-from agent.llm import Allowance, RoleCaller, estimate_tokens
+from agent.llm import RoleCaller, estimate_tokens
 from agent.memory import MemoryUnit, Session
+from agent.spend import Spend
 from prompts import answer as answer_prompt
 from prompts import judge
 from prompts.evidence import render_memories
@@ -165,7 +166,7 @@ def token_f1(answer: str, reference: str) -> float:
 
 def grade(answerer: RoleCaller, question: Question, evidence: list[MemoryUnit]) -> dict[str, float]:
     """Answer from the evidence, then judge it; a failed call counts as a wrong answer."""
-    allowance = Allowance(calls=4, tokens=60_000)
+    allowance = Spend(calls=4, tokens=60_000)
     memories = render_memories(evidence)
     reply = answerer(answer_prompt.ROLE, answer_prompt.render(question.text, memories), allowance)
     text = reply.value.answer if reply.value else ""

@@ -23,7 +23,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -239,7 +239,7 @@ def _start_worker(
     except ImportError:
         pass
     store_dir = Path(context.deployment.store_dir) / "prefeval-workers" / str(slots.get())
-    worker_context = replace(context, deployment=context.deployment.move(store_dir))
+    worker_context = context.model_copy(update={"deployment": context.deployment.move(store_dir)})
     _worker = RecordScorer(directory, worker_context, systems, fillers)
 
 

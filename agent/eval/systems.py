@@ -6,7 +6,6 @@ fusion.  The RippleGraph systems run the real recall graph under a named recipe.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -127,9 +126,8 @@ def make_systems(store: MemoryStore, context: Deployed, names: tuple[str, ...]) 
 
     def graph(recipe: RecipeName) -> Callable[[str, str, int], list[str]]:
         def run(namespace: str, question: str, k: int) -> list[str]:
-            run_context = dataclasses.replace(
-                context, recall_recipe=recipe, evidence_k=k, context_tokens=100_000
-            )
+            limits = context.recall.model_copy(update={"evidence_k": k, "context_tokens": 100_000})
+            run_context = context.model_copy(update={"recall_recipe": recipe, "recall": limits})
             raw = recall_graph.invoke(
                 RecallInput(query=question, namespace=namespace), context=run_context
             )

@@ -25,13 +25,14 @@ from langchain_core.embeddings import Embeddings
 from agent.errors import StoreError
 from agent.memory import MemoryUnit, RootUnit, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from agent.store.backend import RelationalBackend
 from agent.store.cue_index import CueIndex, CueMatch
 from agent.store.derived import DerivedCache, evict_namespace
 from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
 from agent.store.lexical import Bm25, ranked
-from agent.store.relational import RelationalStore
+from agent.store.sqlite import SQLiteBackend
 from agent.store.vectors import VectorIndex
 from agent.text import normalise_cue
 
@@ -111,7 +112,7 @@ class MemoryStore:
         self._write_lock = FileLock(str(self.directory / "write.lock"))
         # Two processes creating the same store at once would race in SQLite and Chroma setup.
         with self._write_lock:
-            self.relational = RelationalStore(self.directory / "graph.sqlite")
+            self.relational: RelationalBackend = SQLiteBackend(self.directory / "graph.sqlite")
             recorded = self.relational.meta("embedding_model")
             if recorded is None:
                 self.relational.set_meta("embedding_model", embedder.name)

@@ -2,19 +2,20 @@
 
 The parent's state shares the recall graph's keys (``query``, ``namespace`` in; ``context``,
 ``evidence``, ``stop_reason`` out), and its context type is its own: the recall nodes take
-the run choices they share by name (here ``max_rounds``) and default the rest.  Where the
+the run choices they share by name (here the ``recall`` limits) and default the rest.  Where the
 memories live is the process's deployment (``RIPPLEGRAPH_STORE`` and friends), never a
 field of the parent's context.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from agent.context import RecallLimits
 from agent.graph import recall_graph
 from agent.state import Evidence
 
@@ -23,7 +24,7 @@ from agent.state import Evidence
 class AssistantContext:
     """The parent agent's own configuration."""
 
-    max_rounds: int = 1
+    recall: RecallLimits = field(default_factory=RecallLimits)
     persona: str = "concise"
 
 

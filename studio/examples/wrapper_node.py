@@ -47,7 +47,7 @@ def build(
     def recall_for_user(state: SupportState, runtime: Runtime[SupportContext]) -> dict[str, Any]:
         """Last message → recall query in the user's namespace; evidence → parent state."""
         question = state["messages"][-1].text
-        context = deployment.bind(max_rounds=runtime.context.recall_rounds)
+        context = deployment.bind(recall={"rounds": runtime.context.recall_rounds})
         raw = recall_graph.invoke(
             RecallInput(query=question, namespace=state["user_id"]), context=context
         )

@@ -100,7 +100,7 @@ def scripted(risks: list[str], route_to: str = "") -> Callable[[Request], Reply]
 
 
 def with_model(server: ScriptedOpenAI) -> dict[str, object]:
-    return {"model": "scripted-model", "base_url": server.url, "llm_backoff_seconds": 0.01}
+    return {"model": "scripted-model", "base_url": server.url, "backoff_seconds": 0.01}
 
 
 def test_the_models_risk_reaches_what_no_rule_could(

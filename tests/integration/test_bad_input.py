@@ -115,13 +115,14 @@ def test_absurd_budgets_are_clamped(shared: Deployed) -> None:
     wild = deployed(
         store_dir=shared.deployment.store_dir,
         chroma_url=shared.deployment.chroma_url,
-        max_rounds=10**9,
-        max_hops=-5,
-        max_refinements=99,
-        max_llm_calls=-1,
-        max_tokens=10**12,
-        evidence_k=10**9,
-        context_tokens=-3,
+        recall={
+            "rounds": 10**9,
+            "hops": -5,
+            "refinements": 99,
+            "evidence_k": 10**9,
+            "context_tokens": -3,
+        },
+        llm_budget={"calls": -1, "tokens": 10**12},
     )
     raw = recall_graph.invoke(
         RecallInput(query="What should I cook for Maya's birthday?", namespace="alice"),

@@ -16,6 +16,7 @@ from agent.eval.systems import reciprocal_rank_fusion
 from agent.graph import ingest_graph
 from agent.linking import LinkingConfig
 from agent.memory import Session, Turn
+from agent.services import Services
 from agent.state import IngestInput
 from tests.conftest import deployed
 from tests.locomo_sample import write_calvin
@@ -81,7 +82,7 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
         assert size["recall_p50_ms"] > 0 and size["floor_p50_ms"] > 0
         assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
         assert "first_hop_recall" in size["per_node_p50_ms"]
-    store = Deployment(store_dir=str(tmp_path / "store")).store()
+    store = Services(Deployment(store_dir=str(tmp_path / "store"))).store()
     assert store.namespaces() == ["scale"], "every unit lives in one namespace"
     assert (tmp_path / "r" / "bench_scale.md").read_text().startswith("| units |")
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt import create_react_agent
 
-from agent.context import Deployed
+from agent.context import Deployed, RecallLimits
 from agent.tools import make_recall_tool
 from studio import DEMO_NAMESPACE
 from studio.examples import direct_subgraph, wrapper_node
+from tests.conftest import adjusted
 from tests.fake_model import ScriptedChatModel
 
 pytestmark = pytest.mark.integration
@@ -32,7 +32,7 @@ def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Deplo
     graph = direct_subgraph.build()
     out = graph.invoke(
         {"query": HARBOR, "namespace": DEMO_NAMESPACE},
-        context=direct_subgraph.AssistantContext(max_rounds=0),
+        context=direct_subgraph.AssistantContext(recall=RecallLimits(rounds=0)),
     )
     assert any("allergic to seafood" in e.memory.text for e in out["evidence"])
     assert out["draft"].startswith(f"{len(out['evidence'])} memories recalled")
@@ -65,9 +65,7 @@ def test_recall_as_a_tool_in_a_react_agent(demo_context: Deployed) -> None:
     model = ScriptedChatModel(
         script=[AIMessage(content="", tool_calls=[call]), AIMessage(content="Not Harbor Grill.")]
     )
-    tool = make_recall_tool(
-        namespace=DEMO_NAMESPACE, context=dataclasses.replace(demo_context, max_rounds=0)
-    )
+    tool = make_recall_tool(namespace=DEMO_NAMESPACE, context=adjusted(demo_context, rounds=0))
     agent = create_react_agent(model, [tool], context_schema=ShopContext)
     out = agent.invoke({"messages": [HumanMessage(content=HARBOR)]}, context=ShopContext())
     tool_message = next(m for m in out["messages"] if isinstance(m, ToolMessage))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from agent.graph import build_recall_graph, recall_graph
 from agent.state import RecallInput, RecallOutput
 from agent.tracing import STREAM_EVENT_TYPE
 from studio import DEMO_NAMESPACE
+from tests.conftest import adjusted
 
 pytestmark = pytest.mark.integration
 MUGS = "How much did each mug I gave my team cost?"
@@ -48,9 +48,7 @@ def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Deploy
     before_expand = next(s for s in history if s.next == ("expand_locally",))
     first = RecallOutput.model_validate(history[0].values)
     replayed = RecallOutput.model_validate(
-        graph.invoke(
-            None, before_expand.config, context=dataclasses.replace(demo_context, max_hops=1)
-        )
+        graph.invoke(None, before_expand.config, context=adjusted(demo_context, hops=1))
     )
     first_expand = next(e for e in first.trace if e.node == "expand_locally")
     new_expand = next(e for e in reversed(replayed.trace) if e.node == "expand_locally")

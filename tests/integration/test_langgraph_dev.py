@@ -39,7 +39,7 @@ def test_serves_the_three_graphs_with_the_typed_context(server: str) -> None:
     assert set(graphs) >= {"chat", "recall", "ingest"}
     schema = client.assistants.get_schemas(graphs["recall"]["assistant_id"])["context_schema"]
     fields = schema["properties"]
-    assert {"namespace", "max_rounds", "evidence_k", "max_tokens"} <= set(fields)
+    assert {"namespace", "recall", "llm_budget", "ingest_budget"} <= set(fields)
     assert not DEPLOYMENT_FIELDS & set(fields), "infrastructure is the server's, not a run's"
     assert all(field.get("description") for field in fields.values())
 
@@ -91,7 +91,7 @@ def test_a_run_cannot_redirect_the_key_or_open_a_store(server: str, tmp_path: Pa
                 "model": "gpt-4.1-mini",
                 "base_url": listener.url,
                 "store_dir": str(elsewhere),
-                "max_rounds": 0,
+                "recall": {"rounds": 0},
             },
         )
         assert isinstance(out, dict) and "allergic to seafood" in out["context"]

@@ -88,7 +88,7 @@ def chat(
         namespace=DEMO_NAMESPACE,
         model="scripted-model",
         base_url=server.url,
-        llm_backoff_seconds=0.01,
+        backoff_seconds=0.01,
         **settings,
     )
     graph = build_chat_graph().compile(checkpointer=memory_saver())
@@ -166,7 +166,7 @@ def test_server_error_storm_ends_offline_within_budget(
     demo_store: str, serve: Callable[..., ScriptedOpenAI]
 ) -> None:
     server = serve(lambda request: Reply(status=500))
-    state = chat(demo_store, server, max_llm_calls=5)
+    state = chat(demo_store, server, llm_budget={"calls": 5})
     assert "Running without a language model" in state["messages"][-1].text
     router = event(state, "route_root_memories").reason
     assert "500" in router and "retry in" in router and "offline routing" in router
@@ -275,7 +275,11 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
 
     question = "What should we give Maya for her birthday?"
     state = chat(
-        demo_store, serve(script), question, recall_recipe="no_counterfactual", evidence_k=48
+        demo_store,
+        serve(script),
+        question,
+        recall_recipe="no_counterfactual",
+        recall={"evidence_k": 48},
     )
     assert len(asked) == 1 and wanted not in asked[0]  # no second call: no round is left
     planned = event(state, "plan_recollection")
@@ -365,7 +369,7 @@ def test_write_path_with_a_model(tmp_path: Path) -> None:
             extraction_window=10,
             extraction_overlap=2,
             cluster_threshold=0.0,  # one topic: every fact in one cluster
-            llm_backoff_seconds=0.01,
+            backoff_seconds=0.01,
         )
         session = Session(id="s1", turns=[Turn(speaker=who, text=text) for who, text in LIFE])
         raw = ingest_graph.invoke(

@@ -31,9 +31,7 @@ def tenants(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     context = backend_context(
         request,
         tmp_path_factory.mktemp("tenants") / "store",
-        max_rounds=3,
-        max_hops=3,
-        max_refinements=2,
+        recall={"rounds": 3, "hops": 3, "refinements": 2},
     )
     for index, namespace in enumerate(TENANTS):
         ingest(context, namespace, tenant_sessions(index))

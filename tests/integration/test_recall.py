@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -16,8 +15,10 @@ from agent.context import Deployed
 from agent.graph import build_chat_graph, recall_graph
 from agent.policies.assembly import score
 from agent.policies.sufficiency import Verdict
+from agent.recall_config import RecipeName
 from agent.state import RecallInput, RecallOutput
 from studio import DEMO_NAMESPACE
+from tests.conftest import adjusted
 
 pytestmark = pytest.mark.integration
 HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
@@ -26,8 +27,12 @@ MOCHI = "Who can look after Mochi if we take the weekend trip to the coast?"
 ALLERGY_Q = "What is Maya allergic to?"
 
 
-def run(context: Deployed, query: str, **overrides: Any) -> RecallOutput:
-    ctx = dataclasses.replace(context, **overrides)
+def run(
+    context: Deployed, query: str, recall_recipe: RecipeName | None = None, **limits: int
+) -> RecallOutput:
+    ctx = adjusted(context, **limits)
+    if recall_recipe is not None:
+        ctx = ctx.model_copy(update={"recall_recipe": recall_recipe})
     raw = recall_graph.invoke(RecallInput(query=query, namespace=DEMO_NAMESPACE), context=ctx)
     return RecallOutput.model_validate(raw)
 
@@ -47,7 +52,7 @@ def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Deployed) -> Non
     K = 20 it widens to 20/10/10, 40% of this 50-turn history, and the allergy's turn enters
     it by similarity alone.
     """
-    demo_context = dataclasses.replace(demo_context, evidence_k=10)
+    demo_context = adjusted(demo_context, evidence_k=10)
     full = run(demo_context, HARBOR)
     found = allergy(full)
     assert found, "the allergy memory must be in the evidence"
@@ -89,7 +94,7 @@ def test_expand_then_stop(demo_context: Deployed) -> None:
 
 
 def test_budget_exhausted(demo_context: Deployed) -> None:
-    result = run(demo_context, MUGS, max_rounds=0)
+    result = run(demo_context, MUGS, rounds=0)
     assert "plan_recollection" not in nodes_run(result)
     assert result.stop_reason.startswith("budget exhausted")
     assert result.budget.rounds == 0 and result.budget.limits["rounds"] == 0
@@ -145,7 +150,7 @@ def test_machine_always_ends_within_the_step_bound(
 ) -> None:
     monkeypatch.setattr(check_node, "_policy", RandomController(decisions))
     bound = 4 + 3 * rounds + 2 * refinements  # first hop, roots, check, assemble + loops
-    ctx = dataclasses.replace(demo_context, max_rounds=rounds, max_refinements=refinements)
+    ctx = adjusted(demo_context, rounds=rounds, refinements=refinements)
     raw = recall_graph.invoke(
         RecallInput(query=MUGS, namespace=DEMO_NAMESPACE),
         context=ctx,
@@ -159,7 +164,7 @@ def test_machine_always_ends_within_the_step_bound(
 
 def test_chat_recalls_responds_and_remembers(demo_context: Deployed) -> None:
     graph = build_chat_graph().compile(checkpointer=memory_saver())
-    ctx = dataclasses.replace(demo_context, namespace=DEMO_NAMESPACE, user_name="Alex")
+    ctx = demo_context.model_copy(update={"namespace": DEMO_NAMESPACE, "user_name": "Alex"})
     store = ctx.store()
     before = store.count_units(DEMO_NAMESPACE)
     out = graph.invoke(

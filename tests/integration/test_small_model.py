@@ -96,12 +96,11 @@ def chat_turn(store_dir: str, url: str, structured_output: str) -> tuple[dict[st
         structured_output=structured_output,  # type: ignore[arg-type]
         # Budgets sized for 2 CPU cores: every recall role and the answer fit, and the
         # remembered turn's extraction (≈3,100 tokens with its reply allowance) does not.
-        max_llm_calls=6,
-        max_tokens=12_000,
-        max_ingest_tokens=3_000,
-        llm_attempts=1,
-        llm_reasks=0,
-        llm_timeout_seconds=120,
+        llm_budget={"calls": 6, "tokens": 12_000},
+        ingest_budget={"tokens": 3_000},
+        attempts=1,
+        reasks=0,
+        timeout_seconds=120,
     )
     graph = build_chat_graph().compile(checkpointer=memory_saver())
     config = {"configurable": {"thread_id": structured_output}}

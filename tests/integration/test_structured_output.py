@@ -10,8 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.llm import Allowance, Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
+from agent.llm import Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
 from agent.roles import answer
+from agent.services import Services
+from agent.spend import Spend
 from prompts import answer as answer_prompt
 from prompts import counterfactual
 from prompts.counterfactual import CounterfactualOutput
@@ -34,15 +36,15 @@ def servers() -> Iterator[list[ScriptedOpenAI]]:
 def caller(server: ScriptedOpenAI, mode: StructuredOutput = "auto", name: str = "m") -> RoleCaller:
     context = deployed(
         store_dir="unused", model=name, base_url=server.url, structured_output=mode,
-        llm_backoff_seconds=0.01,
+        backoff_seconds=0.01,
     )  # fmt: skip
-    made = context.deployment.caller()
+    made = Services(context.deployment).caller()
     assert made is not None
     return made
 
 
 def ask(role_caller: RoleCaller) -> Outcome[CounterfactualOutput]:
-    return role_caller(counterfactual.ROLE, "<request>dinner</request>", Allowance(4, 20_000))
+    return role_caller(counterfactual.ROLE, "<request>dinner</request>", Spend(4, 20_000))
 
 
 def test_json_schema_mode_sends_the_schema_and_the_reply_cap(
@@ -76,10 +78,10 @@ def test_auto_probes_an_endpoint_once_and_keeps_the_mode_that_works(
     servers.append(server)
     first = ask(caller(server, name="probe-once"))
     assert first.value is not None and first.modes == ["json_object"]
-    assert first.calls == 2 and first.served == 1  # the probe counts
+    assert first.spent.calls == 2 and first.served == 1  # the probe counts
     assert "rejects json_schema output" in first.note
     second = ask(caller(server, name="probe-once"))
-    assert second.calls == 1 and second.modes == ["json_object"]
+    assert second.spent.calls == 1 and second.modes == ["json_object"]
     formats = [r.body.get("response_format", {}).get("type") for r in server.requests]
     assert formats == ["json_schema", "json_object", "json_object"]
     assert server.requests[1].body["response_format"]["schema"] == narrowed_schema(
@@ -121,7 +123,7 @@ def test_budget_counts_the_same_in_every_mode(servers: list[ScriptedOpenAI]) -> 
     modes: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "prompt")
     for mode in modes:
         outcome = ask(caller(server, mode, name=f"budget-{mode}"))
-        spent[mode] = (outcome.calls, outcome.tokens)
+        spent[mode] = (outcome.spent.calls, outcome.spent.tokens)
     assert len(set(spent.values())) == 1, spent
 
 
@@ -134,7 +136,7 @@ def test_answers_cite_only_the_evidence_they_were_given(servers: list[ScriptedOp
         "Harbor Grill?",
         "<memories/>",
         {"m_1", "m_2"},
-        Allowance(2, 20_000),
+        Spend(2, 20_000),
     )
     assert value is not None and value.cited_ids == ["m_1"]
     assert usage.trace("answer")["output"] == "json_object"

@@ -5,24 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from agent.roles import Usage, decide
+from agent.spend import Spend
 
 MODEL: Any = object()  # decide hands the caller to ``ask`` untouched
 
 
 def spent(calls: int, note: str = "") -> Usage:
-    return Usage(calls=calls, tokens=10 * calls, notes=[note] if note else [])
+    return Usage(spent=Spend(calls, 10 * calls), notes=[note] if note else [])
 
 
 def test_without_a_model_the_policy_decides_and_nothing_is_spent() -> None:
     decided = decide(None, lambda: "offline", lambda caller: ("model", spent(1)))
     assert (decided.value, decided.asked, decided.by_model) == ("offline", False, False)
-    assert decided.usage.calls == 0 and decided.details("router") == {}
+    assert decided.usage.spent.calls == 0 and decided.details("router") == {}
 
 
 def test_a_failed_role_falls_back_and_its_spend_still_counts() -> None:
     decided = decide(MODEL, lambda: "offline", lambda caller: (None, spent(3, "invalid JSON")))
     assert (decided.value, decided.asked, decided.by_model) == ("offline", True, False)
-    assert decided.usage.calls == 3 and decided.details("router")["llm"]["calls"] == 3
+    assert decided.usage.spent.calls == 3 and decided.details("router")["llm"]["calls"] == 3
 
 
 def test_the_model_decides_when_it_answers_and_its_notes_follow_its_reason() -> None:

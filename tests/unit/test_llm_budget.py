@@ -13,10 +13,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from agent.llm import (
     DEFAULT_CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
-    Allowance,
     RoleCaller,
     estimate_tokens,
 )
+from agent.spend import Spend
 from prompts import answer, root_router
 from tests.fake_model import ScriptedChatModel
 
@@ -44,37 +44,32 @@ def test_estimate_tokens_is_a_whole_number() -> None:
     assert estimate_tokens("") == 1
 
 
-def test_allowance_is_what_is_left_of_each_limit() -> None:
-    left = Allowance.remaining({"llm_calls": 6, "tokens": 16_000}, 2, 5_500)
-    assert (left.calls, left.tokens) == (4, 10_500)
-
-
 def test_without_reported_usage_a_call_costs_its_worst_case_estimate() -> None:
     role_caller, _ = caller(AIMessage(GOOD))
-    outcome = role_caller(answer.ROLE, "hello there", Allowance(1, 100_000))
+    outcome = role_caller(answer.ROLE, "hello there", Spend(1, 100_000))
     assert outcome.value is not None
-    assert (outcome.calls, outcome.tokens) == (1, first_estimate("hello there"))
+    assert (outcome.spent.calls, outcome.spent.tokens) == (1, first_estimate("hello there"))
 
 
 def test_a_call_is_made_when_it_fits_exactly() -> None:
     exact = first_estimate("x")
     fits, _ = caller(AIMessage(GOOD))
-    assert fits(answer.ROLE, "x", Allowance(1, exact)).calls == 1
+    assert fits(answer.ROLE, "x", Spend(1, exact)).spent.calls == 1
     short, model = caller(AIMessage(GOOD))
-    refused = short(answer.ROLE, "x", Allowance(1, exact - 1))
-    assert refused.calls == 0 and model.seen == []
+    refused = short(answer.ROLE, "x", Spend(1, exact - 1))
+    assert refused.spent.calls == 0 and model.seen == []
     assert refused.note == f"not called: ~{exact} tokens needed, {exact - 1} left"
 
 
 def test_a_reask_is_refused_with_what_is_left() -> None:
     calls_spent, _ = caller(AIMessage("nonsense"), AIMessage(GOOD))
-    one_call = calls_spent(answer.ROLE, "x", Allowance(1, 100_000))
-    assert one_call.calls == 1 and one_call.value is None
+    one_call = calls_spent(answer.ROLE, "x", Spend(1, 100_000))
+    assert one_call.spent.calls == 1 and one_call.value is None
     assert one_call.note.endswith("not called: 1 LLM call(s) allowed, none left")
     tokens_spent, _ = caller(AIMessage("nonsense", usage_metadata=usage(10, 900)))
-    allowance = Allowance(5, first_estimate("x") + 500)
+    allowance = Spend(5, first_estimate("x") + 500)
     short = tokens_spent(answer.ROLE, "x", allowance)
-    assert short.calls == 1 and short.tokens == 900
+    assert short.spent.calls == 1 and short.spent.tokens == 900
     assert short.note.endswith(f"tokens needed, {allowance.tokens - 900} left")
 
 
@@ -84,24 +79,24 @@ def usage(prompt: int, total: int) -> Any:
 
 def test_reported_usage_replaces_the_estimate_and_a_zero_prompt_count_is_ignored() -> None:
     role_caller, _ = caller(AIMessage(GOOD, usage_metadata=usage(0, 5)))
-    outcome = role_caller(answer.ROLE, "x", Allowance(1, 100_000))
-    assert outcome.value is not None and outcome.tokens == 5
-    again = role_caller(answer.ROLE, "x", Allowance(1, 100_000))
-    assert again.tokens == 5  # the density is unchanged, and no division by zero
+    outcome = role_caller(answer.ROLE, "x", Spend(1, 100_000))
+    assert outcome.value is not None and outcome.spent.tokens == 5
+    again = role_caller(answer.ROLE, "x", Spend(1, 100_000))
+    assert again.spent.tokens == 5  # the density is unchanged, and no division by zero
 
 
 def test_the_reply_cap_reaches_the_model() -> None:
     plain, model = caller(AIMessage(GOOD))
-    plain(answer.ROLE, "x", Allowance(1, 100_000))
+    plain(answer.ROLE, "x", Spend(1, 100_000))
     assert model.options == [{"max_tokens": answer.ROLE.max_output_tokens}]
     compatible, model = caller(AIMessage(GOOD), openai_compatible=True)
-    compatible(answer.ROLE, "x", Allowance(1, 100_000))
+    compatible(answer.ROLE, "x", Spend(1, 100_000))
     assert model.options == [{"extra_body": {"max_tokens": answer.ROLE.max_output_tokens}}]
 
 
 def test_a_reply_that_is_no_ai_message_is_a_model_failure() -> None:
     role_caller, _ = caller(HumanMessage(GOOD))
-    outcome = role_caller(answer.ROLE, "x", Allowance(1, 100_000))
+    outcome = role_caller(answer.ROLE, "x", Spend(1, 100_000))
     assert outcome.value is None
     assert outcome.note == "model failed: TypeError: expected an AIMessage, got HumanMessage"
 
@@ -124,8 +119,8 @@ def test_retries_back_off_exponentially_up_to_a_cap_then_raise_the_last_error() 
         backoff_seconds=0.02,
         backoff_max_seconds=0.05,
     )
-    outcome = role_caller(root_router.ROLE, "x", Allowance(10, 100_000))
-    assert len(model.seen) == outcome.calls == 4 and outcome.value is None
+    outcome = role_caller(root_router.ROLE, "x", Spend(10, 100_000))
+    assert len(model.seen) == outcome.spent.calls == 4 and outcome.value is None
     assert outcome.events == [
         "TimeoutError: slow; retry in 0.02s",
         "TimeoutError: slow; retry in 0.04s",
@@ -137,7 +132,7 @@ def test_retries_back_off_exponentially_up_to_a_cap_then_raise_the_last_error() 
 
 def test_system_and_prompt_are_what_is_estimated() -> None:
     role_caller, model = caller(AIMessage(GOOD))
-    role_caller(answer.ROLE, "hello there", Allowance(1, 100_000))
+    role_caller(answer.ROLE, "hello there", Spend(1, 100_000))
     sent = model.seen[0]
     assert [type(m) for m in sent] == [SystemMessage, HumanMessage]
     assert sum(len(m.text) for m in sent) == len(answer.ROLE.system_prompt()) + len("hello there")
@@ -146,7 +141,7 @@ def test_system_and_prompt_are_what_is_estimated() -> None:
 @pytest.mark.parametrize("calls", [0, -1])
 def test_no_call_without_an_allowance(calls: int) -> None:
     role_caller, model = caller(AIMessage(GOOD))
-    outcome = role_caller(answer.ROLE, "x", Allowance(calls, 100_000))
+    outcome = role_caller(answer.ROLE, "x", Spend(calls, 100_000))
     assert (
         model.seen == [] and outcome.note == f"not called: {calls} LLM call(s) allowed, none left"
     )

@@ -57,7 +57,8 @@ def test_the_product_sets_its_own_offline_variables(tmp_path: Path) -> None:
     script = (
         "import os\n"
         "from agent.context import Deployment\n"
-        f"store = Deployment(store_dir={str(tmp_path / 'store')!r}).store()\n"
+        "from agent.services import Services\n"
+        f"store = Services(Deployment(store_dir={str(tmp_path / 'store')!r})).store()\n"
         "store.embedder.query('hello')\n"
         "print(os.environ.get('HF_HUB_OFFLINE'), os.environ.get('TRANSFORMERS_OFFLINE'),"
         " os.environ.get('ANONYMIZED_TELEMETRY'))\n"

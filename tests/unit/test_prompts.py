@@ -7,8 +7,9 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
-from agent.llm import Allowance, RoleCaller, parse_reply
+from agent.llm import RoleCaller, parse_reply
 from agent.memory import MemoryKind, Session, Turn
+from agent.spend import Spend
 from prompts import (
     answer,
     causal,
@@ -118,8 +119,8 @@ def reply(content: str, tokens: int = 0) -> AIMessage:
 
 def test_invalid_reply_is_reasked_once_then_falls_back() -> None:
     model = ScriptedChatModel(script=[reply("nonsense"), reply("still nonsense")])
-    outcome = RoleCaller(model, reasks=1)(answer.ROLE, "hi", Allowance(10, 100_000))
-    assert outcome.value is None and outcome.calls == 2
+    outcome = RoleCaller(model, reasks=1)(answer.ROLE, "hi", Spend(10, 100_000))
+    assert outcome.value is None and outcome.spent.calls == 2
     assert "invalid reply" in outcome.note and "no valid reply after 2 asks" in outcome.note
     assert "That reply was not valid" in model.seen[1][-1].text
 
@@ -127,20 +128,20 @@ def test_invalid_reply_is_reasked_once_then_falls_back() -> None:
 def test_reask_that_succeeds_returns_the_value_and_counts_usage() -> None:
     good = '{"answer": "ok", "cited_ids": [], "supported": true}'
     model = ScriptedChatModel(script=[reply("{}", tokens=700), reply(good, tokens=900)])
-    outcome = RoleCaller(model)(answer.ROLE, "hi", Allowance(10, 100_000))
+    outcome = RoleCaller(model)(answer.ROLE, "hi", Spend(10, 100_000))
     assert outcome.value is not None and outcome.value.answer == "ok"
-    assert (outcome.calls, outcome.tokens) == (2, 1600)
+    assert (outcome.spent.calls, outcome.spent.tokens) == (2, 1600)
 
 
 def test_a_call_that_would_exceed_the_budget_is_not_made() -> None:
     model = ScriptedChatModel(script=[reply('{"risks": []}')])
     caller = RoleCaller(model)
-    none_left = caller(counterfactual.ROLE, "x", Allowance(0, 100_000))
-    too_few_tokens = caller(counterfactual.ROLE, "x", Allowance(5, 50))
+    none_left = caller(counterfactual.ROLE, "x", Spend(0, 100_000))
+    too_few_tokens = caller(counterfactual.ROLE, "x", Spend(5, 50))
     assert model.seen == []
     assert none_left.value is None and "not called" in none_left.note
     assert too_few_tokens.value is None and "tokens needed" in too_few_tokens.note
-    assert none_left.calls == too_few_tokens.calls == 0
+    assert none_left.spent.calls == too_few_tokens.spent.calls == 0
 
 
 def test_non_transient_errors_are_not_retried() -> None:
@@ -150,7 +151,7 @@ def test_non_transient_errors_are_not_retried() -> None:
             raise ValueError("bad request")
 
     model = Broken(script=[])
-    outcome = RoleCaller(model, attempts=3)(answer.ROLE, "x", Allowance(10, 100_000))
+    outcome = RoleCaller(model, attempts=3)(answer.ROLE, "x", Spend(10, 100_000))
     assert outcome.value is None and len(model.seen) == 1 and "bad request" in outcome.note
 
 
@@ -165,9 +166,9 @@ def test_transient_errors_are_retried_and_counted() -> None:
     good = json.dumps({"active": [], "reason": "none apply"})
     model = Flaky(script=[reply(good)] * 3)
     outcome = RoleCaller(model, attempts=3, backoff_seconds=0.0)(
-        root_router.ROLE, "x", Allowance(10, 100_000)
+        root_router.ROLE, "x", Spend(10, 100_000)
     )
-    assert outcome.value is not None and outcome.calls == 3
+    assert outcome.value is not None and outcome.spent.calls == 3
     assert outcome.note.count("TimeoutError") == 2
 
 
@@ -175,9 +176,9 @@ def test_a_densely_tokenizing_model_cannot_overrun_once_it_has_reported_usage() 
     """The prompt estimate tightens to the densest tokenization the model has reported."""
     good = '{"answer": "ok", "cited_ids": [], "supported": true}'
     caller = RoleCaller(ScriptedChatModel(script=[reply(good, tokens=10_000)]))
-    first = caller(answer.ROLE, "hi", Allowance(10, 12_000))
-    assert first.value is not None and first.tokens == 10_000  # far denser than estimated
-    second = caller(answer.ROLE, "hi", Allowance(10, 12_000 - first.tokens))
-    assert second.calls == 0 and "tokens needed" in second.note
+    first = caller(answer.ROLE, "hi", Spend(10, 12_000))
+    assert first.value is not None and first.spent.tokens == 10_000  # far denser than estimated
+    second = caller(answer.ROLE, "hi", Spend(10, 12_000 - first.spent.tokens))
+    assert second.spent.calls == 0 and "tokens needed" in second.note
     fresh = RoleCaller(ScriptedChatModel(script=[reply(good, tokens=500)]))
-    assert fresh(answer.ROLE, "hi", Allowance(10, 2_000)).calls == 1  # another model: unaffected
+    assert fresh(answer.ROLE, "hi", Spend(10, 2_000)).spent.calls == 1  # another model: unaffected

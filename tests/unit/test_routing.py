@@ -28,8 +28,8 @@ def test_a_wish_is_followed_while_the_budget_allows_it() -> None:
     [
         ("expand", {"rounds": 1}),  # R = 1 by default
         ("refine", {"refinements": 1}),
-        ("expand", {"llm_calls": 7}),  # max_llm_calls = 6
-        ("refine", {"tokens": 16_001}),  # max_tokens = 16,000
+        ("expand", {"llm_calls": 7}),  # llm_budget.calls = 6
+        ("refine", {"tokens": 16_001}),  # llm_budget.tokens = 16,000
     ],
 )
 def test_each_spent_budget_ends_in_assembly(decision: Decision, spent: dict[str, int]) -> None:
@@ -43,10 +43,10 @@ def test_a_budget_spent_exactly_to_its_limit_still_allows_the_offline_loop() -> 
 
 
 def test_limits_come_from_the_context_clamped() -> None:
-    three_rounds = Context(max_rounds=3)
+    three_rounds = Context(recall={"rounds": 3})
     assert route("expand", three_rounds, rounds=2) == "plan_recollection"
     assert route("expand", three_rounds, rounds=3) == "assemble_evidence"
-    unbounded = Context(max_rounds=1_000)  # clamped to 3
+    unbounded = Context(recall={"rounds": 1_000})  # clamped to 3
     assert route("expand", unbounded, rounds=3) == "assemble_evidence"
 
 

@@ -1,0 +1,52 @@
+"""What a deployment's settings open: the memory store and the model call paths.
+
+The settings (``agent.context.Deployment``) only describe; this is the one place that turns
+them into live objects, so a node, the CLI and embedding code all open the same store and call
+the model the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from agent.llm import RoleCaller
+from agent.models import load_chat_model
+from agent.store import MemoryStore, open_store
+
+if TYPE_CHECKING:
+    from agent.context import Deployment
+
+Purpose = Literal["main", "routing"]
+
+
+@dataclass(frozen=True)
+class Services:
+    """The store and call paths of one deployment."""
+
+    deployment: Deployment
+
+    def store(self) -> MemoryStore:
+        """The deployment's store (opened once per process)."""
+        settings = self.deployment
+        return open_store(settings.store_dir, settings.embedding_model, settings.chroma_url or None)
+
+    def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
+        """The call path for the configured model (``None`` = run the offline policy).
+
+        ``routing`` calls (the controller, the root router) go to the cheaper routing model
+        where one is configured.
+        """
+        llm = self.deployment.llm
+        if not llm.model:
+            return None
+        name = (llm.routing_model or llm.model) if purpose == "routing" else llm.model
+        return RoleCaller(
+            load_chat_model(name, llm.base_url, llm.timeout_seconds),
+            attempts=llm.attempts,
+            reasks=llm.reasks,
+            backoff_seconds=llm.backoff_seconds,
+            openai_compatible=bool(llm.base_url),
+            model_key=f"{name}@{llm.base_url or ''}",
+            structured_output=llm.structured_output,
+        )

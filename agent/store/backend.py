@@ -1,0 +1,226 @@
+"""The relational side's contract: what ``MemoryStore`` asks of the database under it.
+
+Units with their cues and provenance, typed edges, root units, fact clusters, the per-namespace
+write generation and the maintenance a store's ``check`` needs, as intent-level operations by
+aggregate.  ``agent.store.sqlite`` implements it on one SQLite file; a server database
+(PostgreSQL) implements the same methods with the same guarantees:
+
+- Every write is one transaction, and every write to a namespace moves its generation on, so
+  derived indexes in any process notice it.
+- The relational side is the source of truth for which memories exist: a unit is visible only
+  once its row is committed.
+- Edges are stored both ways (a causal edge's way back is ``caused_by``), in the namespace of
+  both their ends.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from agent.memory import MemoryUnit, RootUnit
+from agent.store.derived import Changes
+from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
+
+
+class RelationalBackend(ABC):
+    """Units, cues, edges, root units, clusters and generations of every namespace."""
+
+    # --- the database ------------------------------------------------------------------------
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection."""
+
+    @abstractmethod
+    def scrub(self) -> None:
+        """Leave no copy of deleted rows where the database keeps them (after a forget)."""
+
+    @abstractmethod
+    def meta(self, key: str) -> str | None:
+        """A store-wide setting (e.g. the embedding model it was built with)."""
+
+    @abstractmethod
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a store-wide setting."""
+
+    @abstractmethod
+    def generation(self, namespace: str) -> int:
+        """A counter bumped by every write to the namespace (invalidates derived indexes)."""
+
+    # --- units ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        """The subset of ``ids`` that are stored."""
+
+    @abstractmethod
+    def insert_units(self, units: Sequence[MemoryUnit]) -> None:
+        """Insert units, their cue entries and their pending-link marks (ids must be new)."""
+
+    @abstractmethod
+    def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
+        """Units by id, restricted to ``namespace``."""
+
+    @abstractmethod
+    def all_units(self, namespace: str) -> list[MemoryUnit]:
+        """Every unit of the namespace in write order."""
+
+    @abstractmethod
+    def units_since(self, namespace: str, seq: int) -> Changes:
+        """Units written after write sequence ``seq``, and how many deletions the namespace saw.
+
+        A derived value grows by these units while the deletion count is the one it last saw;
+        a deletion (which may also free a sequence number for reuse) makes it rebuild.
+        """
+
+    @abstractmethod
+    def count_units(self, namespace: str) -> int:
+        """Units stored in the namespace."""
+
+    @abstractmethod
+    def unit_ids(self, namespace: str) -> set[str]:
+        """Ids of every unit in the namespace."""
+
+    @abstractmethod
+    def pending_links(self, namespace: str) -> list[str]:
+        """Units written but not linked yet (an ingest stopped between write and link)."""
+
+    @abstractmethod
+    def mark_linked(self, ids: Iterable[str]) -> None:
+        """The units' edges are committed: they no longer wait for linking."""
+
+    @abstractmethod
+    def covered_turns(self, namespace: str, session_id: str) -> set[str]:
+        """Turn ids of a session that stored memories already cite."""
+
+    @abstractmethod
+    def ids_by_session(self, namespace: str, session_id: str) -> list[str]:
+        """Units whose provenance is the given session, in write order."""
+
+    @abstractmethod
+    def ids_by_person(self, namespace: str, person: str) -> list[str]:
+        """Units that name the person as a cue or were said by them, in write order."""
+
+    # --- edges ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def edges_touching(self, ids: Iterable[str], edge_type: EdgeType) -> list[Edge]:
+        """Every edge of ``edge_type`` with an endpoint in ``ids`` (one row per direction)."""
+
+    @abstractmethod
+    def degrees(self, ids: Iterable[str], edge_type: EdgeType) -> dict[str, int]:
+        """Number of ``edge_type`` edges at each node in ``ids``."""
+
+    @abstractmethod
+    def replace_edges(
+        self, namespace: str, edge_type: EdgeType, remove: Pairs, add: WeightedPairs
+    ) -> None:
+        """Drop and add edges of one type in one transaction, stored both ways."""
+
+    @abstractmethod
+    def neighbours(
+        self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]
+    ) -> list[Edge]:
+        """Edges leaving ``ids`` whose type is one of ``edge_types``, strongest first."""
+
+    @abstractmethod
+    def edges(self, namespace: str) -> set[Edge]:
+        """Every edge of the namespace, one per stored direction."""
+
+    @abstractmethod
+    def count_edges(self, namespace: str) -> dict[str, int]:
+        """Undirected edges in the namespace, by type."""
+
+    # --- root units ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def root_units(self, namespace: str) -> list[tuple[RootUnit, bool]]:
+        """Consolidated root units of the namespace, each with whether it is stale, by id."""
+
+    @abstractmethod
+    def replace_root_units(self, namespace: str, units: Sequence[RootUnit]) -> None:
+        """Store the namespace's new root-unit set (evidence must name stored units)."""
+
+    @abstractmethod
+    def add_pending_roots(self, namespace: str, ids: Iterable[str]) -> None:
+        """Memories waiting for the next root consolidation batch."""
+
+    @abstractmethod
+    def pending_roots(self, namespace: str) -> list[str]:
+        """Memories not consolidated into root units yet, in write order."""
+
+    @abstractmethod
+    def clear_pending_roots(self, ids: Iterable[str]) -> None:
+        """These memories are consolidated."""
+
+    # --- fact clusters -------------------------------------------------------------------------
+
+    @abstractmethod
+    def clusters(self, namespace: str) -> dict[int, tuple[np.ndarray, int]]:
+        """Fact clusters of the namespace: id → (centroid sum, size)."""
+
+    @abstractmethod
+    def assign_clusters(
+        self, namespace: str, members: dict[str, int], clusters: dict[int, tuple[np.ndarray, int]]
+    ) -> None:
+        """Record new members and the updated clusters in one transaction."""
+
+    @abstractmethod
+    def cluster_members(self, namespace: str, cluster_id: int) -> list[str]:
+        """Ids in one cluster, in write order."""
+
+    @abstractmethod
+    def clusters_of(self, ids: Iterable[str]) -> dict[str, set[int]]:
+        """Cluster ids holding any of ``ids``, by namespace."""
+
+    @abstractmethod
+    def reset_cluster(
+        self, namespace: str, cluster_id: int, centroid: np.ndarray | None, size: int
+    ) -> None:
+        """Replace a cluster's centroid sum and size (``None`` deletes the cluster)."""
+
+    # --- namespaces: forgetting, copying, checking ---------------------------------------------
+
+    @abstractmethod
+    def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
+        """Delete units of ``namespace`` and everything that refers to them, in one transaction.
+
+        Cue entries, edges both ways, pending marks and cluster membership go; root units lose
+        the evidence (one left with none is deleted, one with some left is marked stale until
+        consolidation rewrites it).  Returns the ids that were deleted.
+        """
+
+    @abstractmethod
+    def drop_namespace(self, namespace: str) -> list[str]:
+        """Delete every row of the namespace; returns its unit ids (it stays registered)."""
+
+    @abstractmethod
+    def copy_namespace(self, source: str, target: str, ids: dict[str, str]) -> None:
+        """Copy units, cue entries and edges of ``source`` into ``target`` (may be ``source``).
+
+        ``ids`` maps each source id to copy to its new id; edges are copied among those units.
+        """
+
+    @abstractmethod
+    def namespaces(self) -> list[str]:
+        """Every namespace that ever held a unit (a dropped one stays with no units).
+
+        Units of a namespace missing from the registry (a damaged store) count too, so that
+        ``check --repair`` never takes their vectors for a stray collection.
+        """
+
+    @abstractmethod
+    def dangling(self) -> dict[str, int]:
+        """Counts of every kind of broken reference; all zero in a consistent store."""
+
+    @abstractmethod
+    def repair_references(self) -> None:
+        """Remove what ``dangling`` counts, in one transaction; every generation moves on.
+
+        Rows that reference missing units (or cross namespaces, or have lost their reverse
+        edge) are deleted; forgotten evidence leaves root units as forgetting does; units of
+        an unregistered namespace get their namespace registered, never deleted.
+        """

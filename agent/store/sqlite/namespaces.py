@@ -1,0 +1,181 @@
+"""Whole-namespace operations: forgetting, dropping, copying, and checking every reference."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from typing_extensions import override
+
+from agent.store.sqlite.database import SQLiteDatabase, changed, chunks, count_removal
+from agent.store.sqlite.roots import drop_root_evidence
+
+# The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
+# holding the row and the condition that finds it.
+_MISSING_UNIT = "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = {table}.unit_id)"
+_BROKEN: dict[str, tuple[str, str]] = {
+    "edges to missing units": (
+        "edges",
+        "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = edges.src) "
+        "OR NOT EXISTS (SELECT 1 FROM units u WHERE u.id = edges.dst)",
+    ),
+    "edges across namespaces": (
+        "edges",
+        "EXISTS (SELECT 1 FROM units u WHERE u.id IN (edges.src, edges.dst) "
+        "AND u.namespace != edges.namespace)",
+    ),
+    "edges stored one way only": (
+        "edges",
+        "NOT EXISTS (SELECT 1 FROM edges r WHERE r.src = edges.dst AND r.dst = edges.src "
+        "AND r.type = CASE edges.type WHEN 'causal' THEN 'caused_by' "
+        "WHEN 'caused_by' THEN 'causal' ELSE edges.type END)",
+    ),
+    "cue entries of missing units": (
+        "cues",
+        "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = cues.unit_id "
+        "AND u.namespace = cues.namespace)",
+    ),
+    **{
+        f"{label} of missing units": (table, _MISSING_UNIT.format(table=table))
+        for label, table in (
+            ("pending links", "pending_links"),
+            ("pending roots", "pending_roots"),
+            ("cluster members", "cluster_members"),
+        )
+    },
+    "root units citing missing units": (
+        "root_units",
+        "EXISTS (SELECT 1 FROM json_each(root_units.evidence) j WHERE NOT EXISTS "
+        "(SELECT 1 FROM units u WHERE u.id = j.value AND u.namespace = root_units.namespace))",
+    ),
+    "root units without evidence": ("root_units", "json_array_length(evidence) = 0"),
+}
+# Counted too, but repaired by registering the namespace: the units themselves are sound.
+_UNREGISTERED = (
+    "units of unregistered namespaces",
+    "SELECT COUNT(*) FROM units WHERE NOT EXISTS "
+    "(SELECT 1 FROM namespaces n WHERE n.namespace = units.namespace)",
+)
+
+
+class NamespaceTables(SQLiteDatabase):
+    """Operations that cross every table of a namespace."""
+
+    @override
+    def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
+        """Delete units of ``namespace``, their cue entries and every edge touching them.
+
+        One transaction: readers see all of it or none.  Returns the ids that were deleted.
+        """
+        wanted = list(dict.fromkeys(ids))
+        deleted: list[str] = []
+        with self.transaction() as db:
+            for chunk, marks in chunks(wanted):
+                found = [
+                    str(r[0])
+                    for r in db.execute(
+                        f"SELECT id FROM units WHERE namespace = ? AND id IN ({marks})",
+                        [namespace, *chunk],
+                    )
+                ]
+                if not found:
+                    continue
+                held = ",".join("?" * len(found))
+                db.execute(f"DELETE FROM edges WHERE src IN ({held})", found)
+                db.execute(f"DELETE FROM edges WHERE dst IN ({held})", found)
+                db.execute(f"DELETE FROM cues WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM units WHERE id IN ({held})", found)
+                deleted += found
+            if deleted:
+                drop_root_evidence(db, namespace, set(deleted))
+                count_removal(db, namespace)
+                changed(db, namespace)
+        self._evict(deleted)
+        return deleted
+
+    @override
+    def drop_namespace(self, namespace: str) -> list[str]:
+        """Delete every unit, cue entry and edge of the namespace; returns the unit ids."""
+        with self.transaction() as db:
+            ids = [
+                str(r[0])
+                for r in db.execute("SELECT id FROM units WHERE namespace = ?", (namespace,))
+            ]
+            db.execute("DELETE FROM edges WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM pending_links WHERE namespace = ?", (namespace,))
+            for table in ("pending_roots", "cluster_members", "clusters", "root_units"):
+                db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
+            count_removal(db, namespace)
+            changed(db, namespace)
+        self._evict(ids)
+        return ids
+
+    @override
+    def copy_namespace(self, source: str, target: str, ids: dict[str, str]) -> None:
+        with self.transaction() as db:
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS id_map (old TEXT PRIMARY KEY, new TEXT)")
+            db.execute("DELETE FROM id_map")
+            db.executemany("INSERT INTO id_map VALUES (?, ?)", list(ids.items()))
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
+            db.execute(
+                "INSERT INTO units SELECT m.new, ?, u.seq + ?, u.text, u.kind, u.people, "
+                "u.places, u.t_start, u.t_end, u.session_id, u.turn_ids, u.speaker, "
+                "u.session_time FROM units u JOIN id_map m ON m.old = u.id "
+                "WHERE u.namespace = ?",
+                (target, seq, source),
+            )
+            db.execute(
+                "INSERT INTO cues SELECT ?, c.kind, c.value, m.new FROM cues c "
+                "JOIN id_map m ON m.old = c.unit_id WHERE c.namespace = ?",
+                (target, source),
+            )
+            db.execute(
+                "INSERT INTO edges SELECT ?, a.new, b.new, e.type, e.weight FROM edges e "
+                "JOIN id_map a ON a.old = e.src JOIN id_map b ON b.old = e.dst "
+                "WHERE e.namespace = ?",
+                (target, source),
+            )
+            changed(db, target, register=True)
+            db.execute("DELETE FROM id_map")
+
+    @override
+    def namespaces(self) -> list[str]:
+        rows = self._rows("SELECT namespace FROM namespaces UNION SELECT namespace FROM units")
+        return sorted(str(r[0]) for r in rows)
+
+    @override
+    def dangling(self) -> dict[str, int]:
+        counts = {
+            name: int(self._rows(f"SELECT COUNT(*) FROM {table} WHERE {condition}")[0][0])
+            for name, (table, condition) in _BROKEN.items()
+        }
+        name, sql = _UNREGISTERED
+        return {**counts, name: int(self._rows(sql)[0][0])}
+
+    @override
+    def repair_references(self) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO namespaces (namespace) SELECT DISTINCT namespace FROM units"
+            )
+            for namespace in [str(r[0]) for r in db.execute("SELECT namespace FROM namespaces")]:
+                existing = {
+                    str(r[0])
+                    for r in db.execute("SELECT id FROM units WHERE namespace = ?", (namespace,))
+                }
+                evidence = {
+                    str(e)
+                    for (ev,) in db.execute(
+                        "SELECT evidence FROM root_units WHERE namespace = ?", (namespace,)
+                    )
+                    for e in json.loads(str(ev))
+                }
+                drop_root_evidence(db, namespace, evidence - existing)
+            for table, condition in _BROKEN.values():
+                db.execute(f"DELETE FROM {table} WHERE {condition}")
+            changed(db, None)

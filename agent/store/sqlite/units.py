@@ -1,0 +1,218 @@
+"""Units, their cue entries and provenance, and the marks of those waiting to be linked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from typing_extensions import override
+
+from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from agent.store.cue_index import epoch
+from agent.store.derived import Changes
+from agent.store.sqlite.database import REMOVALS, SQLiteDatabase, changed, chunks
+from agent.text import normalise_cue
+
+_UNIT_CACHE_LIMIT = 200_000
+
+
+def from_epoch(seconds: float) -> datetime:
+    """A naive UTC time from the seconds a time cue is stored as."""
+    return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
+
+
+class UnitTables(SQLiteDatabase):
+    """Units by id, by session, by person and in write order."""
+
+    @override
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        wanted = list(ids)
+        found: set[str] = set()
+        for chunk, marks in chunks(wanted):
+            found.update(
+                str(r[0]) for r in self._rows(f"SELECT id FROM units WHERE id IN ({marks})", chunk)
+            )
+        return found
+
+    @override
+    def insert_units(self, units: Sequence[MemoryUnit]) -> None:
+        """Insert units and their cue entries in one transaction (ids must be new)."""
+        if not units:
+            return
+        with self.transaction() as db:
+            namespaces = {u.namespace for u in units}
+            for namespace in namespaces:
+                changed(db, namespace, register=True)
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
+            for offset, unit in enumerate(units, start=1):
+                db.execute(
+                    "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        unit.id,
+                        unit.namespace,
+                        seq + offset,
+                        unit.text,
+                        unit.kind.value,
+                        json.dumps(unit.people),
+                        json.dumps(unit.places),
+                        epoch(unit.time.start) if unit.time else None,
+                        epoch(unit.time.end) if unit.time else None,
+                        unit.provenance.session_id,
+                        json.dumps(unit.provenance.turn_ids),
+                        unit.provenance.speaker,
+                        unit.provenance.session_time.isoformat()
+                        if unit.provenance.session_time
+                        else None,
+                    ),
+                )
+                cue_rows = {("person", normalise_cue(p)) for p in unit.people} | {
+                    ("place", normalise_cue(p)) for p in unit.places
+                }
+                db.executemany(
+                    "INSERT OR IGNORE INTO cues VALUES (?,?,?,?)",
+                    [(unit.namespace, kind, value, unit.id) for kind, value in cue_rows if value],
+                )
+                db.execute("INSERT INTO pending_links VALUES (?, ?)", (unit.id, unit.namespace))
+
+    _UNIT_COLUMNS = (
+        "id, namespace, text, kind, people, places, t_start, t_end, session_id, turn_ids, "
+        "speaker, session_time"
+    )
+
+    @staticmethod
+    def _unit(row: tuple[Any, ...]) -> MemoryUnit:
+        (mid, ns, text, kind, people, places, t0, t1, session, turns, speaker, stime) = row
+        return MemoryUnit(
+            id=str(mid),
+            namespace=str(ns),
+            text=str(text),
+            kind=MemoryKind(str(kind)),
+            people=json.loads(str(people)),
+            places=json.loads(str(places)),
+            time=TimeInterval(start=from_epoch(float(t0)), end=from_epoch(float(t1)))
+            if t0 is not None
+            else None,
+            provenance=Provenance(
+                session_id=str(session),
+                turn_ids=json.loads(str(turns)),
+                speaker=str(speaker) if speaker is not None else None,
+                session_time=datetime.fromisoformat(str(stime)) if stime else None,
+            ),
+        )
+
+    @override
+    def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
+        """Units by id, restricted to ``namespace`` (cached: a unit never changes in place)."""
+        found: dict[str, MemoryUnit] = {}
+        wanted = []
+        for mid in dict.fromkeys(ids):
+            cached = self._unit_cache.get(mid)
+            if cached is None:
+                wanted.append(mid)
+            elif cached.namespace == namespace:
+                found[mid] = cached
+        for chunk, marks in chunks(wanted):
+            for row in self._rows(
+                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? AND id IN ({marks})",
+                [namespace, *chunk],
+            ):
+                unit = self._unit(row)
+                found[unit.id] = unit
+                self._remember(unit)
+        return found
+
+    def _remember(self, unit: MemoryUnit) -> None:
+        if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
+            self._unit_cache.clear()
+        self._unit_cache[unit.id] = unit
+
+    @override
+    def all_units(self, namespace: str) -> list[MemoryUnit]:
+        """Every unit of the namespace in write order (parsed once, then from the cache)."""
+        ids = [
+            str(mid)
+            for (mid,) in self._rows(
+                "SELECT id FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
+            )
+        ]
+        found = self.units(namespace, ids)
+        return [found[mid] for mid in ids if mid in found]
+
+    @override
+    def units_since(self, namespace: str, seq: int) -> Changes:
+        with self._lock:  # one snapshot: the units and the count agree
+            rows = self._db.execute(
+                "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
+                (namespace, seq),
+            ).fetchall()
+            removed = self._db.execute(
+                "SELECT value FROM meta WHERE key = ?", (REMOVALS + namespace,)
+            ).fetchone()
+        found = self.units(namespace, [str(mid) for _, mid in rows])
+        return Changes(
+            units=[(int(n), found[str(mid)]) for n, mid in rows if str(mid) in found],
+            removals=int(removed[0]) if removed else 0,
+        )
+
+    @override
+    def count_units(self, namespace: str) -> int:
+        rows = self._rows("SELECT COUNT(*) FROM units WHERE namespace = ?", (namespace,))
+        return int(rows[0][0])
+
+    @override
+    def unit_ids(self, namespace: str) -> set[str]:
+        rows = self._rows("SELECT id FROM units WHERE namespace = ?", (namespace,))
+        return {str(r[0]) for r in rows}
+
+    @override
+    def pending_links(self, namespace: str) -> list[str]:
+        rows = self._rows(
+            "SELECT p.unit_id FROM pending_links p JOIN units u ON u.id = p.unit_id "
+            "WHERE p.namespace = ? ORDER BY u.seq",
+            (namespace,),
+        )
+        return [str(r[0]) for r in rows]
+
+    @override
+    def mark_linked(self, ids: Iterable[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending_links WHERE unit_id = ?", [(i,) for i in ids])
+
+    @override
+    def covered_turns(self, namespace: str, session_id: str) -> set[str]:
+        rows = self._rows(
+            "SELECT turn_ids FROM units WHERE namespace = ? AND session_id = ?",
+            (namespace, session_id),
+        )
+        return {str(t) for (turns,) in rows for t in json.loads(str(turns))}
+
+    @override
+    def ids_by_session(self, namespace: str, session_id: str) -> list[str]:
+        """Units whose provenance is the given session."""
+        rows = self._rows(
+            "SELECT id FROM units WHERE namespace = ? AND session_id = ? ORDER BY seq",
+            (namespace, session_id),
+        )
+        return [str(r[0]) for r in rows]
+
+    @override
+    def ids_by_person(self, namespace: str, person: str) -> list[str]:
+        """Units that name the person as a cue or were said by them."""
+        key = normalise_cue(person)
+        named = {
+            str(r[0])
+            for r in self._rows(
+                "SELECT unit_id FROM cues WHERE namespace = ? AND kind = 'person' AND value = ?",
+                (namespace, key),
+            )
+        }
+        rows = self._rows(
+            "SELECT id, speaker FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
+        )
+        return [
+            str(mid)
+            for mid, speaker in rows
+            if str(mid) in named or (speaker is not None and normalise_cue(str(speaker)) == key)
+        ]
