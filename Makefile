@@ -26,7 +26,7 @@ LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -52,9 +52,9 @@ MUTANTS := 'agent.eval.metrics.*' 'agent.policies.assembly.*' 'agent.policies.su
 	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' \
 	'agent.spend.*' 'agent.llm.xǁRoleCallerǁ_attempts__*' 'agent.llm.xǁRoleCallerǁ_attempt__*' \
 	'agent.llm.xǁRoleCallerǁ_request_options__*' 'agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
-	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁdangling__*' \
-	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁrepair_references__*' \
-	'agent.store.sqlite.namespaces.xǁNamespaceTablesǁnamespaces__*'
+	'agent.store.sql.namespaces.xǁNamespaceTablesǁdangling__*' \
+	'agent.store.sql.namespaces.xǁNamespaceTablesǁrepair_references__*' \
+	'agent.store.sql.namespaces.xǁNamespaceTablesǁnamespaces__*'
 
 mutate: $(STAMP)
 	rm -rf mutants

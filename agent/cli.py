@@ -83,6 +83,15 @@ ChromaOption = Annotated[
         help="Chroma server (http://host:port) for vectors instead of the embedded store.",
     ),
 ]
+DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        envvar="RIPPLEGRAPH_DATABASE_URL",
+        help="PostgreSQL URL (postgresql://…) for the relational side; default: graph.sqlite "
+        "in the store.",
+    ),
+]
 ModelOption = Annotated[
     str | None,
     typer.Option(
@@ -121,6 +130,7 @@ _SESSIONS_PER_BATCH = 8
 def _context(
     store: Path | None,
     chroma_url: str | None,
+    database_url: str | None,
     model: str | None = None,
     base_url: str | None = None,
     **settings: Any,
@@ -129,6 +139,7 @@ def _context(
     deployment = Deployment(
         store_dir=str(store or default_store_dir()),
         chroma_url=chroma_url or None,
+        database_url=database_url or None,
         llm=ModelSettings(model=model or None, base_url=base_url or None),
     )
     return deployment.bind(**settings)
@@ -183,13 +194,14 @@ def ingest(
     namespace: NamespaceOption,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
     sessions = load_sessions(file)
-    context = _context(store, chroma_url, model, base_url)
+    context = _context(store, chroma_url, database_url, model, base_url)
     Services(context.deployment).caller()  # a model that cannot be made fails before any write
     summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
     if as_json:
@@ -257,6 +269,7 @@ def ask(
     namespace: NamespaceOption,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     recipe: Annotated[
@@ -285,7 +298,7 @@ def ask(
         raise _fail(
             f"the question has {len(question):,} characters; the limit is {MAX_QUERY_CHARS:,}"
         )
-    context = _context(store, chroma_url, model, base_url, recall_recipe=recipe)
+    context = _context(store, chroma_url, database_url, model, base_url, recall_recipe=recipe)
     thread_id = thread or uuid.uuid4().hex
     Services(context.deployment).caller()
     _known_namespace(context, namespace)
@@ -377,13 +390,14 @@ def show_trace(
 def seed_demo(
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
 ) -> None:
     """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
     from studio import DEMO_NAMESPACE, demo_sessions
 
-    context = _context(store, chroma_url, model, base_url)
+    context = _context(store, chroma_url, database_url, model, base_url)
     summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
     console.print(_summary_table(summary))
     console.print(
@@ -422,11 +436,12 @@ def calibrate(
     namespace: NamespaceOption,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
 ) -> None:
     """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
     from agent.linking import similarity_profile
 
-    context = _context(store, chroma_url)
+    context = _context(store, chroma_url, database_url)
     memory = context.store()
     if memory.count_units(namespace) < 2:
         raise _fail(f"namespace {namespace!r} has fewer than two memories")
@@ -458,6 +473,7 @@ def forget(
     everything: Annotated[bool, typer.Option("--all", help="The whole namespace.")] = False,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Forget memories everywhere, down to the bytes under the store.
@@ -466,7 +482,7 @@ def forget(
     recall thread that quoted them (purged whole); SQLite's free pages and write-ahead logs
     are zeroed or truncated, a dropped namespace's index folder is deleted.
     """
-    context = _context(store, chroma_url)
+    context = _context(store, chroma_url, database_url)
     _known_namespace(context, namespace)
     forgotten = context.store().forget(
         namespace,
@@ -489,6 +505,7 @@ def check(
     ] = False,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Cross-check the store: exit 0 when consistent, 1 when it holds broken references.
@@ -498,7 +515,7 @@ def check(
     """
     from agent.linking import link_units
 
-    context = _context(store, chroma_url)
+    context = _context(store, chroma_url, database_url)
     memory = context.store()
     report = memory.check(repair=repair)
     consistent = report.consistent

@@ -132,6 +132,11 @@ class Deployment(BaseModel):
         description="Chroma server URL (http://host:port); None = embedded "
         "[$RIPPLEGRAPH_CHROMA_URL].",
     )
+    database_url: str | None = Field(
+        default_factory=lambda: _env("RIPPLEGRAPH_DATABASE_URL"),
+        description="PostgreSQL URL (postgresql://…) for units, edges and roots; None = "
+        "graph.sqlite in the store directory [$RIPPLEGRAPH_DATABASE_URL].",
+    )
     embedding_model: str = Field(
         default_factory=lambda: _env("RIPPLEGRAPH_EMBEDDING") or DEFAULT_EMBEDDING,
         description="'local:all-MiniLM-L6-v2' or 'openai:<model>' [$RIPPLEGRAPH_EMBEDDING].",

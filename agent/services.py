@@ -29,7 +29,12 @@ class Services:
     def store(self) -> MemoryStore:
         """The deployment's store (opened once per process)."""
         settings = self.deployment
-        return open_store(settings.store_dir, settings.embedding_model, settings.chroma_url or None)
+        return open_store(
+            settings.store_dir,
+            settings.embedding_model,
+            settings.chroma_url or None,
+            settings.database_url or None,
+        )
 
     def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
         """The call path for the configured model (``None`` = run the offline policy).

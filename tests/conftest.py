@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from agent.context import (
     ModelSettings,
     RecallLimits,
 )
+from tests import postgres_server
 
 # The product sets the first three itself (tests/unit/test_network_guard.py checks it), so
 # the suite starts without them, as a user's shell would; the rest name a developer's own
@@ -170,3 +172,28 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The admin URL of a real PostgreSQL server (tests make a database each on it).
+
+    CI starts one (``.ci/run``) and names it in ``RIPPLEGRAPH_TEST_DATABASE_URL``; otherwise
+    the suite starts a throwaway cluster itself when PostgreSQL's server binaries are installed,
+    and skips the PostgreSQL backends, saying so, when they are not.
+    """
+    given = os.environ.get("RIPPLEGRAPH_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    if postgres_server.binaries() is None:
+        pytest.skip("PostgreSQL backends skipped: no server binaries (apt-get install postgresql)")
+    # Not under pytest's base directory: as root the cluster runs as ``postgres``, which must
+    # be able to reach it, and that directory is private to root.
+    directory = Path(tempfile.mkdtemp(prefix="ripplegraph-postgres-"))
+    url = postgres_server.start(directory)
+    try:
+        yield url
+    finally:
+        postgres_server.stop(directory)
+        shutil.rmtree(directory, ignore_errors=True)

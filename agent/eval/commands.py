@@ -59,13 +59,14 @@ _OFFLINE = ModelSettings(model=None, base_url=None)
 
 
 @contextmanager
-def _store(store: Path | None) -> Iterator[Deployed]:
+def _store(store: Path | None, database_url: str | None = None) -> Iterator[Deployed]:
     # The retrieval systems are measured with the offline policies, whatever the environment.
     if store is not None:
-        yield Deployment(store_dir=str(store), llm=_OFFLINE).bind()
+        yield Deployment(store_dir=str(store), database_url=database_url, llm=_OFFLINE).bind()
         return
     with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
-        yield Deployment(store_dir=str(Path(scratch) / "store"), llm=_OFFLINE).bind()
+        where = str(Path(scratch) / "store")
+        yield Deployment(store_dir=where, database_url=database_url, llm=_OFFLINE).bind()
 
 
 @contextmanager
@@ -263,6 +264,14 @@ def scale(
     out: OutOption = None,
     results_dir: ResultsOption = DEFAULT_RESULTS,
     charts: ChartsOption = True,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="Also run every size with the relational side on this PostgreSQL database "
+            "(its 'scale' namespace is dropped first), reported beside SQLite's.",
+        ),
+    ] = None,
 ) -> None:
     """One namespace grown to each size: recall, floor, write→recall, memory; ingest speed."""
     from agent.eval.locomo import load_locomo
@@ -272,6 +281,9 @@ def scale(
     dataset = load_locomo(data)
     with _store(store) as context, _progress("scale", len(sizes)) as advance:
         results = run_scale(context, dataset, sizes, queries, turns, advance)
+    if database_url:
+        with _store(None, database_url) as remote, _progress("scale", len(sizes)) as advance:
+            results["postgresql"] = run_scale(remote, dataset, sizes, queries, turns, advance)
     _publish(
         "scale",
         results,

@@ -185,6 +185,14 @@ def scale_markdown(results: dict[str, Any]) -> str:
         "Floor = embed the question and take Chroma's top 10, plus BM25's top 10, in the same "
         "namespace; write→recall = the recall right after remembering one new turn."
     )
+    if "postgresql" in results:
+        lines += [
+            "",
+            "The same run with the relational side (units, cues, edges, roots) on PostgreSQL, "
+            "vectors embedded as above:",
+            "",
+            scale_markdown(results["postgresql"]),
+        ]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -33,6 +34,14 @@ class RelationalBackend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection."""
+
+    @abstractmethod
+    def writer(self) -> AbstractContextManager[object]:
+        """The lock a multi-step write holds across processes (re-entrant within one).
+
+        A write that spans the vectors and these tables, or reads degrees before it adds
+        edges, holds it so that no other writer of the store interleaves.
+        """
 
     @abstractmethod
     def scrub(self) -> None:

@@ -12,6 +12,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -32,6 +33,7 @@ from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 from agent.store.erasure import CHECKPOINTS, purge_threads
 from agent.store.ids import memory_id
 from agent.store.lexical import Bm25, ranked
+from agent.store.postgres import PostgresBackend
 from agent.store.sqlite import SQLiteBackend
 from agent.store.vectors import VectorIndex
 from agent.text import normalise_cue
@@ -105,14 +107,23 @@ CUE_CANDIDATES = 1000  # cue matches re-ranked by the query; bounds the vectors 
 class MemoryStore:
     """Namespace-scoped memory storage and the retrieval channels over it."""
 
-    def __init__(self, directory: Path, embedder: Embedder, chroma_url: str | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        embedder: Embedder,
+        chroma_url: str | None = None,
+        database_url: str | None = None,
+    ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
-        self._write_lock = FileLock(str(self.directory / "write.lock"))
         # Two processes creating the same store at once would race in SQLite and Chroma setup.
-        with self._write_lock:
-            self.relational: RelationalBackend = SQLiteBackend(self.directory / "graph.sqlite")
+        with FileLock(str(self.directory / "write.lock")):
+            self.relational: RelationalBackend = (
+                PostgresBackend(database_url)
+                if database_url
+                else SQLiteBackend(self.directory / "graph.sqlite")
+            )
             recorded = self.relational.meta("embedding_model")
             if recorded is None:
                 self.relational.set_meta("embedding_model", embedder.name)
@@ -139,12 +150,17 @@ class MemoryStore:
                 if chroma_url
                 else VectorIndex.embedded(self.directory / "chroma", self.store_id)
             )
+        self._write_lock = self.relational.writer()
         self._vector_cache: dict[str, np.ndarray] = {}
         self._caches: dict[str, DerivedCache[Any]] = {}
         self._caches_lock = threading.Lock()
 
-    def write_lock(self) -> FileLock:
-        """The cross-process lock every writer holds (re-entrant within a process)."""
+    def write_lock(self) -> AbstractContextManager[object]:
+        """The cross-process lock every writer holds (re-entrant within a process).
+
+        A file beside ``graph.sqlite``, or a PostgreSQL advisory lock when the relational side
+        is on a server, so writers on other machines wait too.
+        """
         return self._write_lock
 
     # --- writes ----------------------------------------------------------------------------
@@ -601,7 +617,7 @@ class MemoryStore:
 
 
 _embedders: dict[str, Embedder] = {}
-_stores: dict[tuple[str, str, str | None], MemoryStore] = {}
+_stores: dict[tuple[str, str, str | None, str | None], MemoryStore] = {}
 _open_lock = threading.Lock()
 
 
@@ -615,8 +631,13 @@ def open_store(
     directory: str | Path,
     embeddings: str | Embeddings = DEFAULT_EMBEDDING,
     chroma_url: str | None = None,
+    database_url: str | None = None,
 ) -> MemoryStore:
-    """Open (once per process) the store at ``directory`` with the given embeddings."""
+    """Open (once per process) the store at ``directory`` with the given embeddings.
+
+    ``database_url`` (``postgresql://…``) puts the relational side on that server instead of
+    ``graph.sqlite`` in ``directory``; ``chroma_url`` does the same for the vectors.
+    """
     path = _resolve(os.getcwd(), str(directory))
     with _open_lock:
         if isinstance(embeddings, str):
@@ -625,8 +646,8 @@ def open_store(
             embedder = _embedders[embeddings]
         else:
             embedder = Embedder(embeddings)
-        key = (path, embedder.name, chroma_url)
+        key = (path, embedder.name, chroma_url, database_url)
         store = _stores.get(key)
         if store is None:
-            store = _stores[key] = MemoryStore(Path(path), embedder, chroma_url)
+            store = _stores[key] = MemoryStore(Path(path), embedder, chroma_url, database_url)
         return store

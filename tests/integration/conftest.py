@@ -16,6 +16,7 @@ from agent.store import MemoryStore
 from studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI
+from tests.postgres_server import new_database
 
 
 def ingest(context: Context | Deployed, namespace: str, sessions: list) -> IngestOutput:
@@ -23,7 +24,9 @@ def ingest(context: Context | Deployed, namespace: str, sessions: list) -> Inges
     return IngestOutput.model_validate(raw)
 
 
-BACKENDS = ["embedded", "chroma-server"]
+BACKENDS = ["embedded", "chroma-server", "postgres", "postgres+chroma-server"]
+"""Where the vectors and the relational side live: embedded Chroma and SQLite, a Chroma
+server, PostgreSQL with embedded Chroma, PostgreSQL with a Chroma server."""
 
 
 def backend_context(
@@ -31,10 +34,26 @@ def backend_context(
 ) -> Deployed:
     """A deployment on the backend the test is parametrised with, bound to run choices.
 
-    ``settings`` may name deployment fields (model, base_url…) and run choices alike.
+    ``settings`` may name deployment fields (model, base_url…) and run choices alike.  Each
+    PostgreSQL deployment gets a database of its own.
     """
-    url = request.getfixturevalue("chroma_url") if request.param == "chroma-server" else None
-    return deployed(store_dir=str(store_dir), chroma_url=url, **settings)
+    param = str(request.param)
+    url = request.getfixturevalue("chroma_url") if param.endswith("chroma-server") else None
+    database = (
+        new_database(request.getfixturevalue("postgres")) if param.startswith("postgres") else None
+    )
+    return deployed(store_dir=str(store_dir), chroma_url=url, database_url=database, **settings)
+
+
+def store_args(context: Deployed) -> list[str]:
+    """The CLI options that open the context's store: directory, Chroma server, database."""
+    deployment = context.deployment
+    args = ["--store", deployment.store_dir]
+    if deployment.chroma_url:
+        args += ["--chroma-url", deployment.chroma_url]
+    if deployment.database_url:
+        args += ["--database-url", deployment.database_url]
+    return args
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -79,10 +98,7 @@ def repo_root() -> Path:
 
 def check_report(context: Deployed, *options: str, exit_code: int = 0) -> dict[str, Any]:
     """``ripplegraph check --json`` on the context's store; its exit status must be as given."""
-    args = ["check", "--json", *options, "--store", context.deployment.store_dir]
-    if context.deployment.chroma_url:
-        args += ["--chroma-url", context.deployment.chroma_url]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, ["check", "--json", *options, *store_args(context)])
     assert result.exit_code == exit_code, result.output
     report: dict[str, Any] = json.loads(result.stdout)
     return report

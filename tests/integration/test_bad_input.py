@@ -18,7 +18,7 @@ from agent.memory import MAX_TURN_CHARS, Session, Turn
 from agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
 from agent.store import MemoryStore
 from tests.conftest import deployed
-from tests.integration.conftest import BACKENDS, backend_context, ingest
+from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import secret, tenant_sessions
 
 pytestmark = pytest.mark.integration
@@ -45,10 +45,7 @@ def snapshot(store: MemoryStore) -> tuple[object, ...]:
 
 
 def cli(context: Deployed, *args: str) -> tuple[int, str]:
-    server = (
-        ["--chroma-url", context.deployment.chroma_url] if context.deployment.chroma_url else []
-    )
-    result = CliRunner().invoke(app, [*args, "--store", context.deployment.store_dir, *server])
+    result = CliRunner().invoke(app, [*args, *store_args(context)])
     return result.exit_code, " ".join(result.output.split())
 
 
@@ -115,6 +112,7 @@ def test_absurd_budgets_are_clamped(shared: Deployed) -> None:
     wild = deployed(
         store_dir=shared.deployment.store_dir,
         chroma_url=shared.deployment.chroma_url,
+        database_url=shared.deployment.database_url,
         recall={
             "rounds": 10**9,
             "hops": -5,
@@ -142,6 +140,7 @@ def test_a_1mb_chat_message_is_clamped_not_fatal(fresh_context: Deployed) -> Non
     context = deployed(
         store_dir=fresh_context.deployment.store_dir,
         chroma_url=fresh_context.deployment.chroma_url,
+        database_url=fresh_context.deployment.database_url,
         namespace="alice",
     )
     graph = build_chat_graph().compile(checkpointer=memory_saver())

@@ -20,6 +20,7 @@ from agent.services import Services
 from agent.state import IngestInput
 from tests.conftest import deployed
 from tests.locomo_sample import write_calvin
+from tests.postgres_server import new_database
 
 pytestmark = pytest.mark.integration
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -85,6 +86,23 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     store = Services(Deployment(store_dir=str(tmp_path / "store"))).store()
     assert store.namespaces() == ["scale"], "every unit lives in one namespace"
     assert (tmp_path / "r" / "bench_scale.md").read_text().startswith("| units |")
+
+
+def test_bench_scale_reports_postgresql_beside_sqlite(tmp_path: Path, postgres: str) -> None:
+    data = write_calvin(tmp_path / "locomo.json")
+    database = new_database(postgres)
+    args = ["bench", "scale", "--data", str(data), "--units", "8", "--queries", "2",
+            "--turns", "2", "--results", str(tmp_path / "r"), "--no-charts",
+            "--database-url", database]  # fmt: skip
+    for _ in range(2):  # the second run starts from an empty namespace again
+        run = CliRunner().invoke(app, args)
+        assert run.exit_code == 0, run.output
+        summary = json.loads((tmp_path / "r" / "bench_scale.json").read_text())
+        remote = summary["postgresql"]
+        assert remote["ingest"]["units"] == 5 and remote["sizes"]["8"]["units"] == 8 + 2
+        assert remote["sizes"]["8"]["recall_p50_ms"] > 0
+        assert summary["sizes"]["8"]["units"] == 8 + 2
+    assert "on PostgreSQL" in (tmp_path / "r" / "bench_scale.md").read_text()
 
 
 def write_prefeval(root: Path) -> Path:

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from agent.api import remember
 from agent.context import Deployed
 from agent.ingest_files import load_sessions
 from tests.conftest import deployed
-from tests.integration.conftest import BACKENDS, backend_context, check_report
+from tests.integration.conftest import BACKENDS, backend_context, check_report, store_args
 
 pytestmark = pytest.mark.integration
 _TOPICS = ["climbing", "the garden", "a job interview", "the band", "a trip to Rome", "taxes"]
@@ -54,14 +55,25 @@ def start_ingest(
     context: Deployed, file: Path, namespace: str, log: Path
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "agent.cli", "ingest", str(file), "-n", namespace]
-    command += ["--store", context.deployment.store_dir, "--json"]
-    if context.deployment.chroma_url:
-        command += ["--chroma-url", context.deployment.chroma_url]
+    command += [*store_args(context), "--json"]
     with log.open("ab") as output:
         return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=os.environ)
 
 
-def scalar(database: Path, sql: str) -> int:
+def scalar(context: Deployed, sql: str) -> int:
+    """One count from the store's relational side, read as another process would.
+
+    -1 while the schema is not there yet.
+    """
+    url = context.deployment.database_url
+    if url:
+        try:
+            with psycopg.connect(url, connect_timeout=2) as db:
+                row = db.execute(sql).fetchone()
+                return int(row[0]) if row else -1
+        except psycopg.Error:
+            return -1
+    database = Path(context.deployment.store_dir) / "graph.sqlite"
     if not database.exists():
         return -1
     try:
@@ -71,7 +83,7 @@ def scalar(database: Path, sql: str) -> int:
         return -1
 
 
-Condition = Callable[[Path], bool]
+Condition = Callable[[Deployed], bool]
 UNITS = "SELECT COUNT(*) FROM units"
 PENDING = "SELECT COUNT(*) FROM pending_links"
 TOTAL = 40 * 6
@@ -85,9 +97,9 @@ KILL_POINTS: dict[str, Condition] = {
 }
 
 
-def kill_when(process: subprocess.Popen[bytes], database: Path, condition: Condition) -> None:
+def kill_when(process: subprocess.Popen[bytes], context: Deployed, condition: Condition) -> None:
     deadline = time.monotonic() + 180
-    while not condition(database):
+    while not condition(context):
         assert process.poll() is None, "the ingest ended before the kill point"
         assert time.monotonic() < deadline, "kill point never reached"
         time.sleep(0.005)
@@ -104,11 +116,10 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
     crash_context: Deployed, tmp_path: Path
 ) -> None:
     history = write_history(tmp_path / "history.json", range(40))
-    database = Path(crash_context.deployment.store_dir) / "graph.sqlite"
     log = tmp_path / "ingest.log"
     for point, condition in KILL_POINTS.items():
         process = start_ingest(crash_context, history, "ana", log)
-        kill_when(process, database, condition)
+        kill_when(process, crash_context, condition)
         report = check_report(crash_context)
         assert report["consistent"], (point, report)
 

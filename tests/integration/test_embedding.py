@@ -26,6 +26,8 @@ def deployment_env(demo_context: Deployed, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("RIPPLEGRAPH_STORE", demo_context.deployment.store_dir)
     if demo_context.deployment.chroma_url:
         monkeypatch.setenv("RIPPLEGRAPH_CHROMA_URL", demo_context.deployment.chroma_url)
+    if demo_context.deployment.database_url:
+        monkeypatch.setenv("RIPPLEGRAPH_DATABASE_URL", demo_context.deployment.database_url)
 
 
 def test_recall_graph_as_a_node_with_the_parents_own_context(demo_context: Deployed) -> None:

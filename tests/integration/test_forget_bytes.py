@@ -1,7 +1,9 @@
 """Forgetting down to the bytes, on embedded Chroma and on a Chroma server.
 
 After each kind of forget, no file under the store holds a forgotten memory's text, vector or
-id, and what was not forgotten is still recalled.
+id, and what was not forgotten is still recalled.  With the relational side on PostgreSQL the
+rows live in the server's files, where a client's guarantee ends at ``VACUUM FULL`` and a
+checkpoint (the README says what the operator must do), so these run on SQLite.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from agent.context import Deployed
 from agent.graph import recall_graph
 from agent.state import RecallInput, RecallOutput
 from tests.conftest import deployed
-from tests.integration.conftest import ingest
+from tests.integration.conftest import backend_context, ingest
 from tests.tenants import secret, tenant_sessions
 
 pytestmark = pytest.mark.integration
@@ -29,6 +31,12 @@ SELECTORS = {
     "person": lambda units: ["--person", "Maya"],
     "all": lambda units: ["--all"],
 }
+
+
+@pytest.fixture(params=["embedded", "chroma-server"])
+def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
+    """An empty store with its relational side in ``graph.sqlite``."""
+    return backend_context(request, tmp_path / "store")
 
 
 def store_bytes(store: Path) -> dict[Path, bytes]:

@@ -15,6 +15,7 @@ from agent.state import RecallInput, RecallOutput
 from agent.tracing import STREAM_EVENT_TYPE
 from studio import DEMO_NAMESPACE
 from tests.conftest import adjusted
+from tests.integration.conftest import store_args
 
 pytestmark = pytest.mark.integration
 MUGS = "How much did each mug I gave my team cost?"
@@ -61,23 +62,16 @@ def test_time_travel_before_expansion_with_a_smaller_budget(demo_context: Deploy
 def test_trace_command_renders_a_stored_thread(demo_context: Deployed) -> None:
     runner = CliRunner()
     store = demo_context.deployment.store_dir
-    server = (
-        ["--chroma-url", demo_context.deployment.chroma_url]
-        if demo_context.deployment.chroma_url
-        else []
-    )
+    opened = store_args(demo_context)
     asked = runner.invoke(
-        app,
-        ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", "--json", *server],
+        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--thread", "t1", "--json", *opened]
     )
     assert asked.exit_code == 0, asked.output
     shown = runner.invoke(app, ["trace", "t1", "--store", store])
     assert shown.exit_code == 0, shown.output
     for node in ("first_hop_recall", "plan_recollection", "expand_locally", "assemble_evid"):
         assert node in shown.output
-    again = runner.invoke(
-        app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--store", store, "--thread", "t1", *server]
-    )
+    again = runner.invoke(app, ["ask", MUGS, "-n", DEMO_NAMESPACE, "--thread", "t1", *opened])
     assert again.exit_code == 2 and "already holds a recall" in again.output
     missing = runner.invoke(app, ["trace", "nope", "--store", store])
     assert missing.exit_code == 2

@@ -26,6 +26,7 @@ def server(demo_context: Deployed, tmp_path_factory: pytest.TempPathFactory) -> 
     env = {
         "RIPPLEGRAPH_STORE": demo_context.deployment.store_dir,
         "RIPPLEGRAPH_CHROMA_URL": demo_context.deployment.chroma_url or "",
+        "RIPPLEGRAPH_DATABASE_URL": demo_context.deployment.database_url or "",
         "OPENAI_API_KEY": CANARY,
     }
     log = tmp_path_factory.mktemp("langgraph") / "server.log"

@@ -18,7 +18,7 @@ from agent.recall_config import RECIPES
 from agent.state import RecallInput, RecallOutput
 from agent.store import LINK_TYPES, MemoryStore
 from agent.tools import make_forget_tool
-from tests.integration.conftest import BACKENDS, backend_context, ingest
+from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import TENANTS, secret, tenant_sessions
 
 pytestmark = pytest.mark.integration
@@ -224,35 +224,33 @@ def test_forget_and_check_commands(fresh_context: Deployed) -> None:
     units = fresh_context.store().all_units("alice")
     toms = [u for u in units if "Tom" in u.people or u.provenance.speaker == "Tom"]
     assert 0 < len(toms) < len(units)
-    store_args = ["--store", fresh_context.deployment.store_dir]
-    if fresh_context.deployment.chroma_url:
-        store_args += ["--chroma-url", fresh_context.deployment.chroma_url]
+    opened = store_args(fresh_context)
     runner = CliRunner()
-    unknown = runner.invoke(app, ["forget", "-n", "nobody", "--all", *store_args])
+    unknown = runner.invoke(app, ["forget", "-n", "nobody", "--all", *opened])
     assert unknown.exit_code == 2 and "unknown namespace 'nobody'" in unknown.output
-    neither = runner.invoke(app, ["forget", "-n", "alice", *store_args])
+    neither = runner.invoke(app, ["forget", "-n", "alice", *opened])
     assert neither.exit_code == 2 and "exactly one" in neither.output
-    by_person = runner.invoke(
-        app, ["forget", "-n", "alice", "--person", "Tom", "--json", *store_args]
-    )
+    by_person = runner.invoke(app, ["forget", "-n", "alice", "--person", "Tom", "--json", *opened])
     assert by_person.exit_code == 0, by_person.output
     result = json.loads(by_person.stdout)
     assert sorted(result["forgotten"]) == sorted(u.id for u in toms)
     assert result["remaining"] == len(units) - len(toms)
-    checked = runner.invoke(app, ["check", "--json", *store_args])
+    checked = runner.invoke(app, ["check", "--json", *opened])
     assert checked.exit_code == 0, checked.output
     report = json.loads(checked.stdout)
     assert report["consistent"] and report["units"] == len(units) - len(toms)
-    everything = runner.invoke(app, ["forget", "-n", "alice", "--all", "--json", *store_args])
+    everything = runner.invoke(app, ["forget", "-n", "alice", "--all", "--json", *opened])
     assert json.loads(everything.stdout)["remaining"] == 0
-    assert json.loads(runner.invoke(app, ["check", "--json", *store_args]).stdout)["units"] == 0
+    assert json.loads(runner.invoke(app, ["check", "--json", *opened]).stdout)["units"] == 0
 
 
 def test_store_refuses_the_other_vector_backend(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
     other = "http://127.0.0.1:9" if fresh_context.deployment.chroma_url is None else None
     runner = CliRunner()
+    database = fresh_context.deployment.database_url
     args = ["ask", "allergy?", "-n", "alice", "--store", fresh_context.deployment.store_dir]
+    args += ["--database-url", database] if database else []
     result = runner.invoke(app, args + (["--chroma-url", other] if other else []))
     assert result.exit_code == 2
     assert "keeps its vectors" in " ".join(result.output.split())

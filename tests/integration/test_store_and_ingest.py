@@ -120,11 +120,14 @@ def test_uncommitted_vector_is_invisible(demo_store: MemoryStore) -> None:
     assert "m_orphan" not in [mid for mid, _ in hits]
 
 
-def test_store_refuses_a_different_embedding_model(demo_store: MemoryStore) -> None:
+def test_store_refuses_a_different_embedding_model(
+    demo_context: Deployed, demo_store: MemoryStore
+) -> None:
     demo_store.relational.set_meta("embedding_model", "openai:text-embedding-3-small")
+    where = demo_context.deployment
     try:
         with pytest.raises(StoreError, match="built with embeddings"):
-            Store(demo_store.directory, demo_store.embedder)
+            Store(demo_store.directory, demo_store.embedder, where.chroma_url, where.database_url)
     finally:
         demo_store.relational.set_meta("embedding_model", demo_store.embedder.name)
 
@@ -302,8 +305,8 @@ def sql_cue_matches(
         return []
     matches = " UNION ALL ".join(branches)
     rows = store.relational._rows(
-        f"SELECT m.uid, COUNT(*), COALESCE({distance}, 1e18) FROM ({matches}) m "
-        "JOIN units u ON u.id = m.uid WHERE u.id IS NOT ? GROUP BY m.uid "
+        f"SELECT u.id, COUNT(*), COALESCE({distance}, 1e18) FROM ({matches}) m "
+        "JOIN units u ON u.id = m.uid WHERE u.id IS DISTINCT FROM ? GROUP BY u.id "
         "ORDER BY COUNT(*) DESC, 3 ASC, u.seq ASC LIMIT ?",
         [*leading, *params, exclude, k],
     )

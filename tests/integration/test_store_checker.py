@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from agent.context import Deployed
@@ -14,6 +17,23 @@ from tests.integration.conftest import check_report, ingest
 from tests.tenants import tenant_sessions
 
 pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def unchecked_sql(context: Deployed) -> Iterator[Callable[..., object]]:
+    """Statements on the store's relational side with foreign keys unenforced, committed.
+
+    SQLite enforces them only on connections that ask; PostgreSQL skips them for a session in
+    replica mode (the test server's role is a superuser).
+    """
+    url = context.deployment.database_url
+    if url:
+        with psycopg.connect(url, autocommit=True) as pg:
+            pg.execute("SET session_replication_role = replica")
+            yield lambda sql, params=(): pg.execute(sql.replace("?", "%s"), params)
+        return
+    with sqlite3.connect(Path(context.deployment.store_dir) / "graph.sqlite") as db:
+        yield db.execute
 
 
 def break_store(context: Deployed) -> dict[str, Any]:
@@ -26,25 +46,25 @@ def break_store(context: Deployed) -> dict[str, Any]:
     orphan = store.embedder.documents(["orphan"])
     store.vectors.upsert("alice", ["m_orphan"], orphan)
     store.vectors.upsert("carol", ["m_carol"], orphan)  # a namespace with no unit
-    with sqlite3.connect(Path(context.deployment.store_dir) / "graph.sqlite") as db:
+    with unchecked_sql(context) as execute:
         edge = "INSERT INTO edges (namespace, src, dst, type, weight) VALUES (?, ?, ?, ?, 1.0)"
-        db.execute(edge, ("alice", alice[3].id, "m_gone", "semantic"))
-        db.execute(edge, ("alice", alice[3].id, bob[0].id, "semantic"))
-        db.execute(edge, ("alice", bob[0].id, alice[3].id, "semantic"))
-        db.execute(
+        execute(edge, ("alice", alice[3].id, "m_gone", "semantic"))
+        execute(edge, ("alice", alice[3].id, bob[0].id, "semantic"))
+        execute(edge, ("alice", bob[0].id, alice[3].id, "semantic"))
+        execute(
             "DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?",
             (kept_edge.dst, kept_edge.src, kept_edge.type),
         )
-        db.execute("INSERT INTO cues VALUES ('alice', 'person', 'ghost', 'm_gone')")
+        execute("INSERT INTO cues VALUES ('alice', 'person', 'ghost', 'm_gone')")
         for table in ("pending_links", "pending_roots"):
-            db.execute(f"INSERT INTO {table} (unit_id, namespace) VALUES ('m_gone', 'alice')")
-        db.execute("INSERT INTO cluster_members VALUES ('m_gone', 'alice', 0)")
+            execute(f"INSERT INTO {table} (unit_id, namespace) VALUES ('m_gone', 'alice')")
+        execute("INSERT INTO cluster_members VALUES ('m_gone', 'alice', 0)")
         root = "INSERT INTO root_units (namespace, id, person, topic, rule, evidence) VALUES "
         evidence = json.dumps([cited, "m_gone"])
-        db.execute(root + "('alice', 'r1', 'Maya', 'diet', 'no nuts', ?)", (evidence,))
-        db.execute(root + "('alice', 'r2', 'Tom', 'work', 'none', '[]')")
-        db.execute("DELETE FROM namespaces WHERE namespace = 'bob'")
-        db.execute("INSERT INTO pending_links VALUES (?, 'alice')", (alice[4].id,))  # sound
+        execute(root + "('alice', 'r1', 'Maya', 'diet', 'no nuts', ?)", (evidence,))
+        execute(root + "('alice', 'r2', 'Tom', 'work', 'none', '[]')")
+        execute("DELETE FROM namespaces WHERE namespace = 'bob'")
+        execute("INSERT INTO pending_links VALUES (?, 'alice')", (alice[4].id,))  # sound
     return {"unvectored": unvectored, "cited": cited, "edge": kept_edge, "bob": len(bob)}
 
 

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 import numpy as np
 from typing_extensions import override
 
-from agent.store.sqlite.database import SQLiteDatabase, chunks
+from agent.store.sql.database import SQLDatabase, chunks
 
 
-class ClusterTables(SQLiteDatabase):
+class ClusterTables(SQLDatabase):
     """The clusters and cluster_members tables."""
 
     @override
@@ -28,14 +28,16 @@ class ClusterTables(SQLiteDatabase):
     ) -> None:
         with self.transaction() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO clusters VALUES (?,?,?,?)",
+                "INSERT INTO clusters VALUES (?,?,?,?) ON CONFLICT (namespace, id) "
+                "DO UPDATE SET centroid = excluded.centroid, size = excluded.size",
                 [
                     (namespace, cid, c.astype(np.float32).tobytes(), n)
                     for cid, (c, n) in clusters.items()
                 ],
             )
             db.executemany(
-                "INSERT OR REPLACE INTO cluster_members VALUES (?,?,?)",
+                "INSERT INTO cluster_members VALUES (?,?,?) ON CONFLICT (unit_id) "
+                "DO UPDATE SET namespace = excluded.namespace, cluster_id = excluded.cluster_id",
                 [(mid, namespace, cid) for mid, cid in members.items()],
             )
 
@@ -72,6 +74,7 @@ class ClusterTables(SQLiteDatabase):
                 )
             else:
                 db.execute(
-                    "INSERT OR REPLACE INTO clusters VALUES (?,?,?,?)",
+                    "INSERT INTO clusters VALUES (?,?,?,?) ON CONFLICT (namespace, id) "
+                    "DO UPDATE SET centroid = excluded.centroid, size = excluded.size",
                     (namespace, cluster_id, centroid.astype(np.float32).tobytes(), size),
                 )

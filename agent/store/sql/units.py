@@ -12,7 +12,7 @@ from typing_extensions import override
 from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
 from agent.store.cue_index import epoch
 from agent.store.derived import Changes
-from agent.store.sqlite.database import REMOVALS, SQLiteDatabase, changed, chunks
+from agent.store.sql.database import REMOVALS, SQLDatabase, changed, chunks
 from agent.text import normalise_cue
 
 _UNIT_CACHE_LIMIT = 200_000
@@ -23,7 +23,7 @@ def from_epoch(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
 
-class UnitTables(SQLiteDatabase):
+class UnitTables(SQLDatabase):
     """Units by id, by session, by person and in write order."""
 
     @override
@@ -71,7 +71,7 @@ class UnitTables(SQLiteDatabase):
                     ("place", normalise_cue(p)) for p in unit.places
                 }
                 db.executemany(
-                    "INSERT OR IGNORE INTO cues VALUES (?,?,?,?)",
+                    "INSERT INTO cues VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
                     [(unit.namespace, kind, value, unit.id) for kind, value in cue_rows if value],
                 )
                 db.execute("INSERT INTO pending_links VALUES (?, ?)", (unit.id, unit.namespace))
@@ -142,12 +142,12 @@ class UnitTables(SQLiteDatabase):
 
     @override
     def units_since(self, namespace: str, seq: int) -> Changes:
-        with self._lock:  # one snapshot: the units and the count agree
-            rows = self._db.execute(
+        with self.snapshot() as db:  # the units and the count agree
+            rows = db.execute(
                 "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
                 (namespace, seq),
             ).fetchall()
-            removed = self._db.execute(
+            removed = db.execute(
                 "SELECT value FROM meta WHERE key = ?", (REMOVALS + namespace,)
             ).fetchone()
         found = self.units(namespace, [str(mid) for _, mid in rows])

@@ -7,11 +7,12 @@ from collections.abc import Iterable
 
 from typing_extensions import override
 
-from agent.store.sqlite.database import SQLiteDatabase, changed, chunks, count_removal
-from agent.store.sqlite.roots import drop_root_evidence
+from agent.store.sql.database import SQLDatabase, changed, chunks, count_removal
+from agent.store.sql.roots import drop_root_evidence
 
 # The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
-# holding the row and the condition that finds it.
+# holding the row and the condition that finds it ({evidence} and {evidence_length} are the
+# dialect's JSON words for a root unit's evidence ids).
 _MISSING_UNIT = "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = {table}.unit_id)"
 _BROKEN: dict[str, tuple[str, str]] = {
     "edges to missing units": (
@@ -45,10 +46,10 @@ _BROKEN: dict[str, tuple[str, str]] = {
     },
     "root units citing missing units": (
         "root_units",
-        "EXISTS (SELECT 1 FROM json_each(root_units.evidence) j WHERE NOT EXISTS "
+        "EXISTS (SELECT 1 FROM {evidence} WHERE NOT EXISTS "
         "(SELECT 1 FROM units u WHERE u.id = j.value AND u.namespace = root_units.namespace))",
     ),
-    "root units without evidence": ("root_units", "json_array_length(evidence) = 0"),
+    "root units without evidence": ("root_units", "{evidence_length} = 0"),
 }
 # Counted too, but repaired by registering the namespace: the units themselves are sound.
 _UNREGISTERED = (
@@ -58,7 +59,7 @@ _UNREGISTERED = (
 )
 
 
-class NamespaceTables(SQLiteDatabase):
+class NamespaceTables(SQLDatabase):
     """Operations that cross every table of a namespace."""
 
     @override
@@ -148,10 +149,19 @@ class NamespaceTables(SQLiteDatabase):
         rows = self._rows("SELECT namespace FROM namespaces UNION SELECT namespace FROM units")
         return sorted(str(r[0]) for r in rows)
 
+    def _where(self, condition: str) -> str:
+        """A broken-row condition in this backend's dialect."""
+        return condition.format(
+            evidence=self.dialect.json_elements.format(column="root_units.evidence", alias="j"),
+            evidence_length=self.dialect.json_length.format(column="evidence"),
+        )
+
     @override
     def dangling(self) -> dict[str, int]:
         counts = {
-            name: int(self._rows(f"SELECT COUNT(*) FROM {table} WHERE {condition}")[0][0])
+            name: int(
+                self._rows(f"SELECT COUNT(*) FROM {table} WHERE {self._where(condition)}")[0][0]
+            )
             for name, (table, condition) in _BROKEN.items()
         }
         name, sql = _UNREGISTERED
@@ -161,7 +171,8 @@ class NamespaceTables(SQLiteDatabase):
     def repair_references(self) -> None:
         with self.transaction() as db:
             db.execute(
-                "INSERT OR IGNORE INTO namespaces (namespace) SELECT DISTINCT namespace FROM units"
+                "INSERT INTO namespaces (namespace) SELECT DISTINCT namespace FROM units "
+                "WHERE true ON CONFLICT DO NOTHING"
             )
             for namespace in [str(r[0]) for r in db.execute("SELECT namespace FROM namespaces")]:
                 existing = {
@@ -177,5 +188,5 @@ class NamespaceTables(SQLiteDatabase):
                 }
                 drop_root_evidence(db, namespace, evidence - existing)
             for table, condition in _BROKEN.values():
-                db.execute(f"DELETE FROM {table} WHERE {condition}")
+                db.execute(f"DELETE FROM {table} WHERE {self._where(condition)}")
             changed(db, None)

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from typing_extensions import override
 
 from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs, reverse
-from agent.store.sqlite.database import SQLiteDatabase, changed, chunks
+from agent.store.sql.database import SQLDatabase, changed, chunks
 
 
-class EdgeTables(SQLiteDatabase):
+class EdgeTables(SQLDatabase):
     """The edges table."""
 
     @override
@@ -58,7 +58,8 @@ class EdgeTables(SQLiteDatabase):
                 + [(back, a, b, b, a) for a, b in removals],
             )
             db.executemany(
-                "INSERT OR REPLACE INTO edges VALUES (?,?,?,?,?)",
+                "INSERT INTO edges VALUES (?,?,?,?,?) ON CONFLICT (src, type, dst) "
+                "DO UPDATE SET namespace = excluded.namespace, weight = excluded.weight",
                 [(namespace, a, b, edge_type, w) for a, b, w in additions]
                 + [(namespace, b, a, back, w) for a, b, w in additions],
             )

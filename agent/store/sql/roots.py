@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 
 from typing_extensions import override
 
 from agent.memory import RootUnit
-from agent.store.sqlite.database import SQLiteDatabase, changed
+from agent.store.sql.database import SQLDatabase, Tx, changed
 
 
-def drop_root_evidence(db: sqlite3.Connection, namespace: str, gone: set[str]) -> None:
+def drop_root_evidence(db: Tx, namespace: str, gone: set[str]) -> None:
     """Take forgotten memories out of root units' evidence.
 
     A unit with no evidence left is deleted; one with some left is marked stale: it is not
@@ -35,7 +34,7 @@ def drop_root_evidence(db: sqlite3.Connection, namespace: str, gone: set[str]) -
             )
 
 
-class RootTables(SQLiteDatabase):
+class RootTables(SQLDatabase):
     """The root_units and pending_roots tables."""
 
     @override
@@ -76,7 +75,7 @@ class RootTables(SQLiteDatabase):
     def add_pending_roots(self, namespace: str, ids: Iterable[str]) -> None:
         with self.transaction() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO pending_roots VALUES (?, ?)",
+                "INSERT INTO pending_roots VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [(i, namespace) for i in ids],
             )
 

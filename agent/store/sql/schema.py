@@ -1,0 +1,150 @@
+"""One schema for every relational backend, in numbered migrations, and the SQL dialects.
+
+A store records the version it is at (``meta.schema_version``); opening it applies every later
+migration in one transaction.  Version 1 is the schema every store had before versions were
+recorded: its statements are all ``IF [NOT] EXISTS``, so an older SQLite store takes it as is.
+The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What a backend's SQL spells its own way; ``{column}``/``{alias}`` are filled in."""
+
+    name: str
+    blob: str
+    """The byte-string column type."""
+    real: str
+    """The double-precision column type."""
+    table_options: str
+    """What follows a table whose primary key is its only index."""
+    json_elements: str
+    """A table expression of a JSON array's text elements, one ``value`` column."""
+    json_length: str
+    """The length of a JSON array held in a text column."""
+    placeholder: str
+    """What a bound parameter is written as (the shared SQL writes ``?``)."""
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    blob="BLOB",
+    real="REAL",
+    table_options=" WITHOUT ROWID",
+    json_elements="json_each({column}) AS {alias}",
+    json_length="json_array_length({column})",
+    placeholder="?",
+)
+POSTGRES = Dialect(
+    name="postgresql",
+    blob="BYTEA",
+    real="DOUBLE PRECISION",
+    table_options="",
+    json_elements="jsonb_array_elements_text({column}::jsonb) AS {alias}(value)",
+    json_length="jsonb_array_length({column}::jsonb)",
+    placeholder="%s",
+)
+
+META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+"""The table the version lives in: created before any migration runs."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE IF NOT EXISTS namespaces (
+            namespace TEXT PRIMARY KEY,
+            generation BIGINT NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE IF NOT EXISTS units (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            people TEXT NOT NULL,
+            places TEXT NOT NULL,
+            t_start {real},
+            t_end {real},
+            session_id TEXT NOT NULL,
+            turn_ids TEXT NOT NULL,
+            speaker TEXT,
+            session_time TEXT
+        )""",
+        "CREATE INDEX IF NOT EXISTS units_by_namespace ON units (namespace, seq)",
+        "DROP INDEX IF EXISTS units_by_time",
+        """CREATE TABLE IF NOT EXISTS cues (
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('person', 'place')),
+            value TEXT NOT NULL,
+            unit_id TEXT NOT NULL REFERENCES units (id),
+            PRIMARY KEY (namespace, kind, value, unit_id)
+        ){table_options}""",
+        "CREATE INDEX IF NOT EXISTS cues_by_unit ON cues (unit_id)",
+        """CREATE TABLE IF NOT EXISTS edges (
+            namespace TEXT NOT NULL,
+            src TEXT NOT NULL REFERENCES units (id),
+            dst TEXT NOT NULL REFERENCES units (id),
+            type TEXT NOT NULL,
+            weight {real} NOT NULL,
+            PRIMARY KEY (src, type, dst)
+        ){table_options}""",
+        "CREATE INDEX IF NOT EXISTS edges_by_namespace ON edges (namespace, type)",
+        "CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst)",
+        """CREATE TABLE IF NOT EXISTS pending_links (
+            unit_id TEXT PRIMARY KEY REFERENCES units (id),
+            namespace TEXT NOT NULL
+        ){table_options}""",
+        """CREATE TABLE IF NOT EXISTS pending_roots (
+            unit_id TEXT PRIMARY KEY REFERENCES units (id),
+            namespace TEXT NOT NULL
+        ){table_options}""",
+        """CREATE TABLE IF NOT EXISTS root_units (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            person TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            stale INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (namespace, id)
+        ){table_options}""",
+        """CREATE TABLE IF NOT EXISTS clusters (
+            namespace TEXT NOT NULL,
+            id INTEGER NOT NULL,
+            centroid {blob} NOT NULL,
+            size INTEGER NOT NULL,
+            PRIMARY KEY (namespace, id)
+        ){table_options}""",
+        """CREATE TABLE IF NOT EXISTS cluster_members (
+            unit_id TEXT PRIMARY KEY REFERENCES units (id),
+            namespace TEXT NOT NULL,
+            cluster_id INTEGER NOT NULL
+        ){table_options}""",
+        "CREATE INDEX IF NOT EXISTS cluster_members_by_cluster "
+        "ON cluster_members (namespace, cluster_id)",
+    ),
+)
+"""Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
+
+TABLES = (
+    "namespaces",
+    "units",
+    "cues",
+    "edges",
+    "pending_links",
+    "pending_roots",
+    "root_units",
+    "clusters",
+    "cluster_members",
+    "meta",
+)
+"""Every table, for maintenance that visits each one (PostgreSQL's scrub)."""
+
+
+def statements(dialect: Dialect, migration: int) -> list[str]:
+    """The statements of migration ``migration`` (1-based) in ``dialect``."""
+    words = {"blob": dialect.blob, "real": dialect.real, "table_options": dialect.table_options}
+    return [statement.format(**words) for statement in MIGRATIONS[migration - 1]]
