@@ -15,7 +15,6 @@ from dataclasses import dataclass
 class Dialect:
     """What a backend's SQL spells its own way; ``{column}``/``{alias}`` are filled in."""
 
-    name: str
     blob: str
     """The byte-string column type."""
     real: str
@@ -26,27 +25,21 @@ class Dialect:
     """A table expression of a JSON array's text elements, one ``value`` column."""
     json_length: str
     """The length of a JSON array held in a text column."""
-    placeholder: str
-    """What a bound parameter is written as (the shared SQL writes ``?``)."""
 
 
 SQLITE = Dialect(
-    name="sqlite",
     blob="BLOB",
     real="REAL",
     table_options=" WITHOUT ROWID",
     json_elements="json_each({column}) AS {alias}",
     json_length="json_array_length({column})",
-    placeholder="?",
 )
 POSTGRES = Dialect(
-    name="postgresql",
     blob="BYTEA",
     real="DOUBLE PRECISION",
     table_options="",
     json_elements="jsonb_array_elements_text({column}::jsonb) AS {alias}(value)",
     json_length="jsonb_array_length({column}::jsonb)",
-    placeholder="%s",
 )
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
