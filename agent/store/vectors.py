@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from agent.store.erasure import vacuum, zero_tail
 
@@ -37,6 +38,24 @@ EF_SEARCH = 400
 # hnswlib's header.bin: version, level-0 offset, capacity, live elements, bytes per element,
 # label offset, data offset.
 _HNSW_HEADER = "=iQQQQQQ"
+
+
+def _catalog_busy(error: BaseException) -> bool:
+    return "database is locked" in str(error)
+
+
+_retry_busy_catalog = retry(
+    retry=retry_if_exception(_catalog_busy),
+    stop=stop_after_attempt(6),
+    wait=wait_exponential(multiplier=0.05, max=1.0),
+    reraise=True,
+)
+"""Retry a call that Chroma's embedded catalog refused as "database is locked".
+
+Embedded Chroma's own connections contend for its SQLite catalog: a ``modify`` right after
+``get_or_create_collection`` of an existing collection fails that way in about 3 of 100 tries,
+with nothing else touching the files.  The refused statement changed nothing, so it is retried.
+"""
 
 
 def _telemetry_off() -> Any:
@@ -69,18 +88,23 @@ class VectorIndex:
         with self._lock:
             collection = self._collections.get(namespace)
             if collection is None:
-                collection = self._client.get_or_create_collection(
-                    collection_name(self._store_id, namespace),
-                    embedding_function=None,
-                    configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
-                    metadata={"namespace": namespace, "store": self._store_id},
-                )
-                hnsw = (collection.configuration_json or {}).get("hnsw") or {}
-                if hnsw.get("ef_search", EF_SEARCH) < EF_SEARCH:  # made by an older version
-                    collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+                collection = self._open(namespace)
                 self._collections[namespace] = collection
                 self._scrub(namespace)
             return collection
+
+    @_retry_busy_catalog
+    def _open(self, namespace: str) -> Any:
+        collection = self._client.get_or_create_collection(
+            collection_name(self._store_id, namespace),
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
+            metadata={"namespace": namespace, "store": self._store_id},
+        )
+        hnsw = (collection.configuration_json or {}).get("hnsw") or {}
+        if hnsw.get("ef_search", EF_SEARCH) < EF_SEARCH:  # made by an older version
+            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+        return collection
 
     @classmethod
     def embedded(cls, directory: Path, store_id: str) -> VectorIndex:
@@ -117,7 +141,7 @@ class VectorIndex:
         """Write vectors; writing an id again replaces it."""
         for start in range(0, len(ids), _MAX_BATCH):
             stop = start + _MAX_BATCH
-            self._collection(namespace).upsert(
+            _retry_busy_catalog(self._collection(namespace).upsert)(
                 ids=list(ids[start:stop]),
                 embeddings=embeddings[start:stop],
             )
@@ -154,7 +178,8 @@ class VectorIndex:
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
         """Delete vectors by id (ids not stored are ignored)."""
         for start in range(0, len(ids), _MAX_BATCH):
-            self._collection(namespace).delete(ids=list(ids[start : start + _MAX_BATCH]))
+            batch = list(ids[start : start + _MAX_BATCH])
+            _retry_busy_catalog(self._collection(namespace).delete)(ids=batch)
 
     def ids(self, namespace: str) -> set[str]:
         """Every id stored for the namespace."""
@@ -184,7 +209,9 @@ class VectorIndex:
             self._collections.pop(namespace, None)
             folders = self._segment_folders(namespace)
             try:
-                self._client.delete_collection(collection_name(self._store_id, namespace))
+                _retry_busy_catalog(self._client.delete_collection)(
+                    collection_name(self._store_id, namespace)
+                )
             except Exception as error:  # Chroma raises different types for "does not exist"
                 if "does not exist" not in str(error).lower():
                     raise
