@@ -34,3 +34,7 @@ class ModelUnavailable(RippleGraphError, RuntimeError):
 
 class BudgetSpent(RippleGraphError, RuntimeError):
     """The next model call would overrun the step's allowance, so it is not made."""
+
+
+class InvalidValueError(RippleGraphError, ValueError):
+    """A value or key the store cannot take (e.g. a namespace too long once written)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -136,3 +136,18 @@ class RootUnit(BaseModel):
     person: str
     topic: str
     evidence_ids: list[str] = Field(default_factory=list)
+
+
+class StoredItem(BaseModel):
+    """A value a key-value client (LangGraph's ``BaseStore``) put, and the units made of it.
+
+    The value is kept as given, so that ``get`` returns what was put; forgetting any of its
+    units deletes the item with them, so the value never outlives the memory.
+    """
+
+    namespace: str
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    unit_ids: list[str] = Field(default_factory=list)

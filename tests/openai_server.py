@@ -39,6 +39,7 @@ class Reply:
     content: str = ""
     status: int = 200
     error: str = ""  # the error message of a non-200 reply [default: "scripted <status>"]
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, args)
 
 
 @dataclass
@@ -140,6 +141,16 @@ class ScriptedOpenAI:
         completion = tokens(reply.content)
         with self._lock:
             self.usage[request.role] = self.usage.get(request.role, 0) + prompt + completion
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(reply.tool_calls)
+            ]
         return 200, {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -148,8 +159,8 @@ class ScriptedOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
             "usage": {

@@ -18,10 +18,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
 
 import numpy as np
 
-from agent.memory import MemoryUnit, RootUnit
+from agent.memory import MemoryUnit, RootUnit, StoredItem
 from agent.store.derived import Changes
 from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 
@@ -191,13 +193,46 @@ class RelationalBackend(ABC):
     ) -> None:
         """Replace a cluster's centroid sum and size (``None`` deletes the cluster)."""
 
+    # --- items a key-value client put ---------------------------------------------------------
+
+    @abstractmethod
+    def save_item(
+        self,
+        namespace: str,
+        key: str,
+        value: dict[str, Any],
+        unit_ids: Sequence[str],
+        created_at: datetime | None = None,
+    ) -> StoredItem:
+        """Store (or replace) an item's value and the units made of it.
+
+        ``created_at`` defaults to the stored item's (a replaced one keeps it), else now.
+        """
+
+    @abstractmethod
+    def items(self, namespace: str, keys: Iterable[str] | None = None) -> list[StoredItem]:
+        """The namespace's items (those with ``keys``, or all), oldest update first."""
+
+    @abstractmethod
+    def item_keys(self, namespace: str, unit_ids: Iterable[str]) -> dict[str, str]:
+        """The key of the item each of ``unit_ids`` was made of (units of none are absent)."""
+
+    @abstractmethod
+    def delete_item(self, namespace: str, key: str) -> bool:
+        """Delete an item's value and links (not its units); whether it existed."""
+
+    @abstractmethod
+    def item_namespaces(self) -> list[str]:
+        """Namespaces holding an item (one may hold items and no unit)."""
+
     # --- namespaces: forgetting, copying, checking ---------------------------------------------
 
     @abstractmethod
     def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
         """Delete units of ``namespace`` and everything that refers to them, in one transaction.
 
-        Cue entries, edges both ways, pending marks and cluster membership go; root units lose
+        Cue entries, edges both ways, pending marks, cluster membership and every item a unit
+        was made of (its value quotes the unit) go; root units lose
         the evidence (one left with none is deleted, one with some left is marked stale until
         consolidation rewrites it).  Returns the ids that were deleted.
         """

@@ -24,7 +24,7 @@ from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
 from agent.errors import StoreError
-from agent.memory import MemoryUnit, RootUnit, TimeInterval
+from agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
 from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from agent.store.backend import RelationalBackend
 from agent.store.cue_index import CueIndex, CueMatch
@@ -524,6 +524,53 @@ class MemoryStore:
     ) -> list[Edge]:
         """Typed edges leaving ``ids``, strongest first."""
         return self.relational.neighbours(namespace, ids, edge_types)
+
+    # --- items a key-value client put ------------------------------------------------------
+
+    def save_item(
+        self,
+        namespace: str,
+        key: str,
+        value: dict[str, Any],
+        unit_ids: Sequence[str],
+        created_at: datetime | None = None,
+    ) -> StoredItem:
+        """Keep a put value and the units made of it (forgetting one of them deletes it)."""
+        with self._write_lock:
+            return self.relational.save_item(namespace, key, value, unit_ids, created_at)
+
+    def items(self, namespace: str, keys: Iterable[str] | None = None) -> list[StoredItem]:
+        """The namespace's put items (those with ``keys``, or all), oldest update first."""
+        return self.relational.items(namespace, keys)
+
+    def item_keys(self, namespace: str, unit_ids: Iterable[str]) -> dict[str, str]:
+        """The key of the put item each unit was made of (other units are absent)."""
+        return self.relational.item_keys(namespace, unit_ids)
+
+    def delete_item(self, namespace: str, key: str) -> bool:
+        """Forget an item: its units from every channel, then its value, down to the bytes."""
+        with self._write_lock:
+            found = self.relational.items(namespace, [key])
+            if not found:
+                return False
+            if found[0].unit_ids:
+                self.forget(namespace, memory_ids=found[0].unit_ids)
+            if self.relational.delete_item(namespace, key) or not found[0].unit_ids:
+                self.relational.scrub()
+            return True
+
+    def turn_units(self, namespace: str, session_id: str, turn_ids: Iterable[str]) -> list[str]:
+        """Ids of the session's units that cite any of ``turn_ids``."""
+        wanted = set(turn_ids)
+        units = self.relational.units(
+            namespace, self.relational.ids_by_session(namespace, session_id)
+        )
+        return sorted(u.id for u in units.values() if wanted & set(u.provenance.turn_ids))
+
+    def holding_namespaces(self) -> list[str]:
+        """Namespaces that hold a unit or a put item now (``namespaces`` keeps emptied ones)."""
+        held = {ns for ns in self.relational.namespaces() if self.relational.count_units(ns)}
+        return sorted(held | set(self.relational.item_namespaces()))
 
     # --- what ingest maintains beside the units --------------------------------------------
 

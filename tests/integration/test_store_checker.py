@@ -59,6 +59,12 @@ def break_store(context: Deployed) -> dict[str, Any]:
         for table in ("pending_links", "pending_roots"):
             execute(f"INSERT INTO {table} (unit_id, namespace) VALUES ('m_gone', 'alice')")
         execute("INSERT INTO cluster_members VALUES ('m_gone', 'alice', 0)")
+        item = "INSERT INTO items VALUES ('alice', ?, '{}', '2024-01-01', '2024-01-01')"
+        execute(item, ("quoting",))
+        execute(item, ("sound",))
+        execute("INSERT INTO item_units VALUES ('alice', 'quoting', 'm_gone')")
+        execute("INSERT INTO item_units VALUES ('alice', 'quoting', ?)", (alice[5].id,))
+        execute("INSERT INTO item_units VALUES ('alice', 'sound', ?)", (alice[6].id,))
         root = "INSERT INTO root_units (namespace, id, person, topic, rule, evidence) VALUES "
         evidence = json.dumps([cited, "m_gone"])
         execute(root + "('alice', 'r1', 'Maya', 'diet', 'no nuts', ?)", (evidence,))
@@ -88,6 +94,8 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
         "pending links of missing units": 1,
         "pending roots of missing units": 1,
         "cluster members of missing units": 1,
+        "items made of missing units": 1,
+        "item links of missing units or items": 1,
         "root units citing missing units": 1,
         "root units without evidence": 1,
         "units of unregistered namespaces": hit["bob"],
@@ -112,6 +120,7 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     assert sorted(store.vectors.namespaces()) == ["alice", "bob"]
     unvectored = store.get("alice", [hit["unvectored"]])[hit["unvectored"]]
     assert hit["unvectored"] in {m for m, _ in store.search_semantic("alice", unvectored.text, 3)}
+    assert [i.key for i in store.items("alice")] == ["sound"]
     roots = store.root_units("alice", include_stale=True)
     assert [(r.id, r.evidence_ids) for r in roots] == [("r1", [hit["cited"]])]
     assert store.root_units("alice") == [], "stale"

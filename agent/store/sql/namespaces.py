@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing_extensions import override
 
 from agent.store.sql.database import SQLDatabase, changed, chunks, count_removal
+from agent.store.sql.items import drop_items_of
 from agent.store.sql.roots import drop_root_evidence
 
 # The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
@@ -36,6 +37,12 @@ _BROKEN: dict[str, tuple[str, str]] = {
         "NOT EXISTS (SELECT 1 FROM units u WHERE u.id = cues.unit_id "
         "AND u.namespace = cues.namespace)",
     ),
+    # Before the links: an item made of a forgotten unit quotes it, so it goes whole.
+    "items made of missing units": (
+        "items",
+        "EXISTS (SELECT 1 FROM item_units l WHERE l.namespace = items.namespace "
+        "AND l.key = items.key AND NOT EXISTS (SELECT 1 FROM units u WHERE u.id = l.unit_id))",
+    ),
     **{
         f"{label} of missing units": (table, _MISSING_UNIT.format(table=table))
         for label, table in (
@@ -44,6 +51,11 @@ _BROKEN: dict[str, tuple[str, str]] = {
             ("cluster members", "cluster_members"),
         )
     },
+    "item links of missing units or items": (
+        "item_units",
+        _MISSING_UNIT.format(table="item_units") + " OR NOT EXISTS (SELECT 1 FROM items i "
+        "WHERE i.namespace = item_units.namespace AND i.key = item_units.key)",
+    ),
     "root units citing missing units": (
         "root_units",
         "EXISTS (SELECT 1 FROM {evidence} WHERE NOT EXISTS "
@@ -64,7 +76,7 @@ class NamespaceTables(SQLDatabase):
 
     @override
     def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
-        """Delete units of ``namespace``, their cue entries and every edge touching them.
+        """Delete units of ``namespace``, their cue entries, edges and the items made of them.
 
         One transaction: readers see all of it or none.  Returns the ids that were deleted.
         """
@@ -88,6 +100,7 @@ class NamespaceTables(SQLDatabase):
                 db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({held})", found)
                 db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({held})", found)
                 db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({held})", found)
+                drop_items_of(db, found)
                 db.execute(f"DELETE FROM units WHERE id IN ({held})", found)
                 deleted += found
             if deleted:
@@ -108,7 +121,14 @@ class NamespaceTables(SQLDatabase):
             db.execute("DELETE FROM edges WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM pending_links WHERE namespace = ?", (namespace,))
-            for table in ("pending_roots", "cluster_members", "clusters", "root_units"):
+            for table in (
+                "pending_roots",
+                "cluster_members",
+                "clusters",
+                "root_units",
+                "item_units",
+                "items",
+            ):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             count_removal(db, namespace)

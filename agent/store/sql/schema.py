@@ -3,6 +3,7 @@
 A store records the version it is at (``meta.schema_version``); opening it applies every later
 migration in one transaction.  Version 1 is the schema every store had before versions were
 recorded: its statements are all ``IF [NOT] EXISTS``, so an older SQLite store takes it as is.
+Version 2 adds the items a ``BaseStore`` client put (their values and the units made of them).
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -119,6 +120,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS cluster_members_by_cluster "
         "ON cluster_members (namespace, cluster_id)",
     ),
+    (
+        """CREATE TABLE items (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, key)
+        ){table_options}""",
+        """CREATE TABLE item_units (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            unit_id TEXT NOT NULL REFERENCES units (id),
+            PRIMARY KEY (namespace, key, unit_id)
+        ){table_options}""",
+        "CREATE INDEX item_units_by_unit ON item_units (unit_id)",
+    ),
 )
 """Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
 
@@ -132,6 +150,8 @@ TABLES = (
     "root_units",
     "clusters",
     "cluster_members",
+    "items",
+    "item_units",
     "meta",
 )
 """Every table, for maintenance that visits each one (PostgreSQL's scrub)."""

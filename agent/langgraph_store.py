@@ -1,0 +1,256 @@
+"""RippleGraph as LangGraph's ``BaseStore``: ``runtime.store``, ``/store/items``, LangMem's tools.
+
+``put`` of a turn, a conversation or LangMem's ``{"content": …}`` runs the ingest graph;
+``search`` with a query runs the recall graph, so an item comes back because the answer needs
+it, not only because it resembles the query; ``delete`` forgets down to the bytes.  The two
+primitives are ``batch`` and ``abatch``; ``abatch`` runs ``batch`` in a worker thread, because
+the store's database, vector and model calls are blocking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+from langgraph.store.memory import _compare_values, _does_match
+
+from agent.api import recall, remember
+from agent.context import Context, Deployed, Deployment
+from agent.items import namespace_of, sessions_of, tuple_of, unit_value
+from agent.memory import MemoryUnit, StoredItem
+from agent.state import Evidence
+from agent.store import MemoryStore
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class RippleGraphStore(BaseStore):
+    """A ``BaseStore`` over a RippleGraph memory store.
+
+    ``RippleGraphStore()`` opens the deployment the environment names (``$RIPPLEGRAPH_STORE``
+    and the other settings the CLI reads); ``store_dir`` or a ``Deployment`` choose in code.
+    ``context`` holds the run choices every recall and ingest uses (recipe, budgets, the
+    speaker a user's words are stored under).  Namespace tuples map one to one onto
+    RippleGraph namespaces (``agent.items``).
+
+    An item's key is the key it was put under; a memory ingested some other way (the CLI, the
+    chat graph) is an item too, under its memory id, with a turn-shaped value.
+    """
+
+    def __init__(
+        self,
+        store_dir: str | Path | None = None,
+        *,
+        deployment: Deployment | None = None,
+        context: Context | None = None,
+    ) -> None:
+        chosen = deployment or Deployment()
+        if store_dir is not None:
+            chosen = chosen.move(store_dir)
+        choices = context.model_dump() if context is not None else {}
+        self._context: Deployed = chosen.bind(**choices)
+        self._store: MemoryStore = self._context.store()
+
+    @property
+    def memory(self) -> MemoryStore:
+        """The RippleGraph store under this one."""
+        return self._store
+
+    # --- the two primitives ---------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run the operations in order; each result is at its operation's position."""
+        results: list[Result] = []
+        for op in ops:
+            validate_op_namespace(op)
+            if isinstance(op, GetOp):
+                results.append(self._get(op.namespace, op.key))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, PutOp):
+                self._put(op)
+                results.append(None)
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                raise TypeError(f"unknown store operation: {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread (every call under it blocks)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # --- operations -----------------------------------------------------------------------------
+
+    def _get(self, labels: tuple[str, ...], key: str) -> Item | None:
+        namespace = namespace_of(labels)
+        stored = self._store.items(namespace, [key])
+        if stored:
+            return _item(labels, stored[0])
+        unit = self._store.get(namespace, [key]).get(key)
+        return _unit_item(labels, unit) if unit is not None else None
+
+    def _put(self, op: PutOp) -> None:
+        namespace = namespace_of(op.namespace)
+        with self._store.write_lock():
+            existing = self._store.items(namespace, [op.key])
+            if op.value is None:
+                if existing:
+                    self._store.delete_item(namespace, op.key)
+                elif self._store.get(namespace, [op.key]):
+                    self._store.forget(namespace, memory_ids=[op.key])
+                return
+            value = dict(op.value)
+            index = None if op.index is None or op.index is False else list(op.index)
+            sessions = (
+                []
+                if op.index is False
+                else sessions_of(op.key, value, user_name=self._context.user_name, index=index)
+            )
+            created = existing[0].created_at if existing else None
+            if existing and existing[0].value == value and existing[0].unit_ids:
+                self._store.save_item(namespace, op.key, value, existing[0].unit_ids, created)
+                return
+            if existing:
+                self._store.delete_item(namespace, op.key)
+            units: list[str] = []
+            if sessions:
+                remember(sessions, namespace, self._context)
+                for session in sessions:
+                    turns = [t.id for t in session.turns if t.id]
+                    units += self._store.turn_units(namespace, session.id, turns)
+            self._store.save_item(namespace, op.key, value, units, created)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        namespaces = [
+            ns
+            for ns in self._store.holding_namespaces()
+            if tuple_of(ns)[: len(op.namespace_prefix)] == op.namespace_prefix
+        ]
+        found: list[SearchItem] = []
+        for namespace in namespaces:
+            if op.query:
+                found += self._recalled(namespace, op.query, op.filter, op.offset + op.limit)
+            else:
+                found += self._listed(namespace, op.filter)
+        if op.query:
+            found.sort(key=lambda item: -(item.score or 0.0))
+        return found[op.offset : op.offset + op.limit]
+
+    def _recalled(
+        self, namespace: str, query: str, where: dict[str, Any] | None, wanted: int
+    ) -> list[SearchItem]:
+        context = self._context
+        if wanted > context.recall.evidence_k:
+            recall_limits = context.recall.model_copy(update={"evidence_k": wanted})
+            context = context.model_copy(update={"recall": recall_limits})
+        result = recall(query, namespace, context)
+        labels = tuple_of(namespace)
+        keys = self._store.item_keys(namespace, [e.memory.id for e in result.evidence])
+        put_keys = set(keys.values())
+        stored = {s.key: s for s in self._store.items(namespace, put_keys)}
+        items: dict[str, SearchItem] = {}
+        for evidence in result.evidence:
+            key = keys.get(evidence.memory.id, evidence.memory.id)
+            if key in items or (key in put_keys and key not in stored):
+                continue
+            base = stored.get(key)
+            value = base.value if base else unit_value(evidence.memory)
+            if where and not _matches(value, where):
+                continue
+            created = base.created_at if base else _unit_time(evidence.memory)
+            updated = base.updated_at if base else created
+            items[key] = SearchItem(
+                labels,
+                key,
+                {**value, "recall": _how(evidence)},
+                created,
+                updated,
+                score=evidence.score,
+            )
+        return list(items.values())
+
+    def _listed(self, namespace: str, where: dict[str, Any] | None) -> list[SearchItem]:
+        labels = tuple_of(namespace)
+        stored = self._store.items(namespace)
+        made = {mid for s in stored for mid in s.unit_ids}
+        listed = [SearchItem(labels, s.key, s.value, s.created_at, s.updated_at) for s in stored]
+        for unit in self._store.all_units(namespace):
+            if unit.id not in made:
+                listed.append(_search_item(labels, unit))
+        return [item for item in listed if not where or _matches(item.value, where)]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        found = [tuple_of(ns) for ns in self._store.holding_namespaces()]
+        if op.match_conditions:
+            found = [
+                labels
+                for labels in found
+                if all(_does_match(condition, labels) for condition in op.match_conditions)
+            ]
+        if op.max_depth is not None:
+            found = [labels[: op.max_depth] for labels in found]
+        return sorted(set(found))[op.offset : op.offset + op.limit]
+
+
+def _matches(value: dict[str, Any], where: dict[str, Any]) -> bool:
+    """LangGraph's own filter semantics (its in-memory store's), so results agree with it."""
+    return all(_compare_values(value.get(key), wanted) for key, wanted in where.items())
+
+
+def _how(evidence: Evidence) -> dict[str, Any]:
+    """How recall reached a memory: the memory, its provenance, ρ's parts and every path."""
+    memory = evidence.memory
+    return {
+        "memory_id": memory.id,
+        "memory": memory.text,
+        "provenance": memory.provenance.model_dump(mode="json"),
+        "score_parts": evidence.score_parts,
+        "standing": evidence.standing,
+        "reached_by": [source.model_dump(mode="json") for source in evidence.sources],
+    }
+
+
+def _unit_time(unit: MemoryUnit) -> datetime:
+    moment = unit.provenance.session_time
+    return moment.replace(tzinfo=UTC) if moment is not None else _EPOCH
+
+
+def _item(labels: tuple[str, ...], stored: StoredItem) -> Item:
+    return Item(
+        value=stored.value,
+        key=stored.key,
+        namespace=labels,
+        created_at=stored.created_at,
+        updated_at=stored.updated_at,
+    )
+
+
+def _unit_item(labels: tuple[str, ...], unit: MemoryUnit) -> Item:
+    moment = _unit_time(unit)
+    return Item(
+        value=unit_value(unit), key=unit.id, namespace=labels, created_at=moment, updated_at=moment
+    )
+
+
+def _search_item(labels: tuple[str, ...], unit: MemoryUnit) -> SearchItem:
+    moment = _unit_time(unit)
+    return SearchItem(labels, unit.id, unit_value(unit), moment, moment)
+
+
+__all__ = ["RippleGraphStore"]

@@ -1,0 +1,137 @@
+"""Items a key-value client put: the value as given, and which units were made of it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from typing_extensions import override
+
+from agent.memory import StoredItem
+from agent.store.sql.database import SQLDatabase, Tx, changed, chunks
+
+
+def drop_items_of(db: Tx, ids: Sequence[str]) -> None:
+    """Delete every item any of the units ``ids`` was made of (with all its links)."""
+    for chunk, marks in chunks(list(ids)):
+        keys = db.execute(
+            f"SELECT DISTINCT namespace, key FROM item_units WHERE unit_id IN ({marks})", chunk
+        ).fetchall()
+        for namespace, key in keys:
+            _delete(db, str(namespace), str(key))
+
+
+def _delete(db: Tx, namespace: str, key: str) -> None:
+    db.execute("DELETE FROM item_units WHERE namespace = ? AND key = ?", (namespace, key))
+    db.execute("DELETE FROM items WHERE namespace = ? AND key = ?", (namespace, key))
+
+
+def _moment(text: object) -> datetime:
+    return datetime.fromisoformat(str(text))
+
+
+class ItemTables(SQLDatabase):
+    """The items and item_units tables."""
+
+    @override
+    def save_item(
+        self,
+        namespace: str,
+        key: str,
+        value: dict[str, Any],
+        unit_ids: Sequence[str],
+        created_at: datetime | None = None,
+    ) -> StoredItem:
+        now = datetime.now(UTC).isoformat()
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT created_at FROM items WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+            created = created_at.isoformat() if created_at else str(row[0]) if row else now
+            _delete(db, namespace, key)
+            db.execute(
+                "INSERT INTO items (namespace, key, value, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (namespace, key, json.dumps(value, ensure_ascii=False), created, now),
+            )
+            db.executemany(
+                "INSERT INTO item_units (namespace, key, unit_id) VALUES (?, ?, ?)",
+                [(namespace, key, mid) for mid in dict.fromkeys(unit_ids)],
+            )
+            changed(db, namespace, register=True)
+        return StoredItem(
+            namespace=namespace,
+            key=key,
+            value=value,
+            created_at=_moment(created),
+            updated_at=_moment(now),
+            unit_ids=list(dict.fromkeys(unit_ids)),
+        )
+
+    @override
+    def items(self, namespace: str, keys: Iterable[str] | None = None) -> list[StoredItem]:
+        wanted = None if keys is None else list(dict.fromkeys(keys))
+        if wanted is None:
+            rows = self._rows(
+                "SELECT key, value, created_at, updated_at FROM items WHERE namespace = ? "
+                "ORDER BY updated_at, key",
+                (namespace,),
+            )
+            links = self._rows(
+                "SELECT key, unit_id FROM item_units WHERE namespace = ?", (namespace,)
+            )
+        else:
+            rows, links = [], []
+            for chunk, marks in chunks(wanted):
+                rows += self._rows(
+                    "SELECT key, value, created_at, updated_at FROM items "
+                    f"WHERE namespace = ? AND key IN ({marks}) ORDER BY updated_at, key",
+                    [namespace, *chunk],
+                )
+                links += self._rows(
+                    f"SELECT key, unit_id FROM item_units WHERE namespace = ? AND key IN ({marks})",
+                    [namespace, *chunk],
+                )
+        units: dict[str, list[str]] = {}
+        for key, unit_id in links:
+            units.setdefault(str(key), []).append(str(unit_id))
+        return [
+            StoredItem(
+                namespace=namespace,
+                key=str(key),
+                value=json.loads(str(value)),
+                created_at=_moment(created),
+                updated_at=_moment(updated),
+                unit_ids=sorted(units.get(str(key), [])),
+            )
+            for key, value, created, updated in rows
+        ]
+
+    @override
+    def item_keys(self, namespace: str, unit_ids: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for chunk, marks in chunks(list(dict.fromkeys(unit_ids))):
+            for key, unit_id in self._rows(
+                f"SELECT key, unit_id FROM item_units WHERE namespace = ? AND unit_id IN ({marks})",
+                [namespace, *chunk],
+            ):
+                found[str(unit_id)] = str(key)
+        return found
+
+    @override
+    def delete_item(self, namespace: str, key: str) -> bool:
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT 1 FROM items WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+            if row is None:
+                return False
+            _delete(db, namespace, key)
+            changed(db, namespace)
+        return True
+
+    @override
+    def item_namespaces(self) -> list[str]:
+        return sorted(str(r[0]) for r in self._rows("SELECT DISTINCT namespace FROM items"))
