@@ -23,6 +23,8 @@ from langgraph_sdk import Auth
 from pydantic import BaseModel, TypeAdapter
 
 from agent.context import default_store_dir
+from agent.errors import InvalidValueError
+from agent.items import namespace_of
 from agent.memory import Namespace
 
 auth = Auth()
@@ -73,9 +75,11 @@ def add_user(path: Path, identity: str, namespace: str | None = None) -> str:
     chosen = _NAMESPACE.validate_python(namespace or identity)
     token = "rg_" + secrets.token_urlsafe(32)
     users = [u for u in load_users(path) if u.identity != identity]
-    taken = {u.namespace: u.identity for u in users}
-    if chosen in taken:
-        raise ValueError(f"namespace {chosen!r} already belongs to {taken[chosen]!r}")
+    for user in users:  # a namespace nested in another's would be reachable from it
+        if _within(chosen, user.namespace) or _within(user.namespace, chosen):
+            raise ValueError(
+                f"namespace {chosen!r} overlaps {user.namespace!r}, {user.identity!r}'s"
+            )
     users.append(User(identity=identity, namespace=chosen, token_sha256=_digest(token)))
     _save(path, users)
     return token
@@ -141,9 +145,26 @@ async def change_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
     raise Auth.exceptions.HTTPException(status_code=403, detail="assistants are the deployment's")
 
 
+def _within(namespace: str, owner: str) -> bool:
+    """Whether ``namespace`` is ``owner``'s memory or one below it (``owner/...``)."""
+    return namespace == owner or namespace.startswith(owner + "/")
+
+
 @auth.on.store
 async def own_store_namespace(ctx: Auth.types.AuthContext, value: Any) -> None:
-    """The server's key-value store: each user only under their own namespace prefix."""
-    namespace = tuple(value.get("namespace") or ())
-    if not namespace or namespace[0] != ctx.user.identity:
+    """The key-value store (``RippleGraphStore``): each user only in their own memory.
+
+    A namespace tuple is a RippleGraph namespace (``agent.items``): ``(user's namespace,)``
+    is the memory their chats use, longer tuples are below it; anything else is refused.
+    """
+    labels = tuple(value.get("namespace") or ())
+    try:
+        namespace = namespace_of(labels) if labels else ""
+    except InvalidValueError as error:
+        raise Auth.exceptions.HTTPException(status_code=400, detail=str(error)) from error
+    try:
+        own = str(ctx.user["namespace"] or ctx.user.identity)
+    except (KeyError, TypeError):
+        own = ctx.user.identity
+    if not namespace or not _within(namespace, own):
         raise Auth.exceptions.HTTPException(status_code=403, detail="not your namespace")

@@ -101,3 +101,19 @@ def test_a_run_cannot_redirect_the_key_or_open_a_store(server: str, tmp_path: Pa
         assert not elsewhere.exists()
     finally:
         listener.close()
+
+
+def test_the_servers_store_is_ripplegraph(server: str) -> None:
+    """``"store"`` in langgraph.json: the SDK's store calls put, recall and forget memories."""
+    store = get_sync_client(url=server).store
+    hits = store.search_items((DEMO_NAMESPACE,), query=HARBOR, limit=10)["items"]
+    assert any("allergic to seafood" in hit["value"]["recall"]["memory"] for hit in hits)
+    namespace = ("sdk", "maya")
+    store.put_item(namespace, "allergy", {"text": "I'm allergic to shellfish.", "speaker": "Maya"})
+    store.put_item(namespace, "hobby", {"text": "I play padel on Sundays.", "speaker": "Maya"})
+    hits = store.search_items(namespace, query="Book the oyster bar for Maya?", limit=1)["items"]
+    assert [hit["key"] for hit in hits] == ["allergy"]
+    assert hits[0]["value"]["text"] == "I'm allergic to shellfish." and hits[0]["score"] > 0
+    assert list(map(tuple, store.list_namespaces(prefix=("sdk",))["namespaces"])) == [namespace]
+    store.delete_item(namespace, "allergy")
+    assert [hit["key"] for hit in store.search_items(namespace)["items"]] == ["hobby"]

@@ -151,3 +151,39 @@ def test_a_user_cannot_reach_another_users_threads(served: Served) -> None:
             attempt()
         assert refused.value.response.status_code in (403, 404)
     assert alice.threads.get(tid)["metadata"]["owner"] == "alice"
+
+
+def test_the_store_api_reaches_only_the_users_own_memory(served: Served) -> None:
+    """``/store/items`` is RippleGraphStore: a user's tuple is their memory, nobody else's."""
+    alice, bob = served.client("alice"), served.client("bob")
+    store = served.context.store()
+    before = store.count_units("bob")
+    alice.store.put_item(("alice", "notes"), "diet", {"text": "I went vegetarian in May."})
+    assert alice.store.get_item(("alice", "notes"), "diet")["value"] == {
+        "text": "I went vegetarian in May."
+    }
+    hits = alice.store.search_items(("alice",), query=LOCKER, limit=10)["items"]
+    assert any(secret(0) in hit["value"]["recall"]["memory"] for hit in hits), "chat memory"
+    assert {tuple(hit["namespace"]) for hit in hits} <= {("alice",), ("alice", "notes")}
+    refused = [
+        lambda: alice.store.search_items(("bob",), query=LOCKER),
+        lambda: alice.store.put_item(("bob",), "x", {"text": "Bob owes Alice $500."}),
+        lambda: alice.store.list_namespaces(prefix=("bob",)),
+        lambda: bob.store.get_item(("alice", "notes"), "diet"),
+        lambda: bob.store.delete_item(("alice", "notes"), "diet"),
+        lambda: bob.store.search_items(("bob:2Fx",)),  # a tuple that is not bob's once written
+    ]
+    for call in refused:
+        with pytest.raises(httpx.HTTPStatusError) as error:
+            call()
+        assert error.value.response.status_code == 403
+    assert store.count_units("bob") == before
+    assert alice.store.get_item(("alice", "notes"), "diet")["value"]["text"].startswith("I went")
+
+
+def test_user_namespaces_may_not_nest(tmp_path: Path) -> None:
+    users = tmp_path / "users.json"
+    auth.add_user(users, "team", "team")
+    with pytest.raises(ValueError, match="overlaps 'team'"):
+        auth.add_user(users, "ana", "team/ana")
+    auth.add_user(users, "teammate", "teammate")  # a longer name is not below it
