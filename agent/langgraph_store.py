@@ -33,7 +33,7 @@ from agent.api import recall, remember
 from agent.context import Context, Deployed, Deployment
 from agent.items import namespace_of, sessions_of, tuple_of, unit_value
 from agent.memory import MemoryUnit, StoredItem
-from agent.state import Evidence
+from agent.state import Evidence, RecallOutput
 from agent.store import MemoryStore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -145,16 +145,22 @@ class RippleGraphStore(BaseStore):
         found: list[SearchItem] = []
         for namespace in namespaces:
             if op.query:
-                found += self._recalled(namespace, op.query, op.filter, op.offset + op.limit)
+                found += self.recall(namespace, op.query, op.filter, op.offset + op.limit)[0]
             else:
                 found += self._listed(namespace, op.filter)
         if op.query:
             found.sort(key=lambda item: -(item.score or 0.0))
         return found[op.offset : op.offset + op.limit]
 
-    def _recalled(
-        self, namespace: str, query: str, where: dict[str, Any] | None, wanted: int
-    ) -> list[SearchItem]:
+    def recall(
+        self, namespace: str, query: str, where: dict[str, Any] | None = None, wanted: int = 10
+    ) -> tuple[list[SearchItem], RecallOutput]:
+        """Run the recall graph on a RippleGraph namespace; its items, best first, and output.
+
+        Each item is the value put (or a memory's turn-shaped value) with a ``recall`` entry:
+        the memory recalled, its provenance, ρ's parts and every way it was reached.  Items
+        that fail ``where`` are left out; the evidence budget grows to ``wanted`` if smaller.
+        """
         context = self._context
         if wanted > context.recall.evidence_k:
             recall_limits = context.recall.model_copy(update={"evidence_k": wanted})
@@ -183,7 +189,7 @@ class RippleGraphStore(BaseStore):
                 updated,
                 score=evidence.score,
             )
-        return list(items.values())
+        return list(items.values()), result
 
     def _listed(self, namespace: str, where: dict[str, Any] | None) -> list[SearchItem]:
         labels = tuple_of(namespace)

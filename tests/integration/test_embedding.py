@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.prebuilt import create_react_agent
 
 from agent.context import Deployed, RecallLimits
 from agent.tools import make_recall_tool
@@ -61,14 +61,13 @@ class ShopContext:
     shop: str = "bakery"
 
 
-@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
-def test_recall_as_a_tool_in_a_react_agent(demo_context: Deployed) -> None:
+def test_recall_as_a_tool_in_an_agent(demo_context: Deployed) -> None:
     call = {"name": "recall_memory", "args": {"query": HARBOR}, "id": "call-1"}
     model = ScriptedChatModel(
         script=[AIMessage(content="", tool_calls=[call]), AIMessage(content="Not Harbor Grill.")]
     )
     tool = make_recall_tool(namespace=DEMO_NAMESPACE, context=adjusted(demo_context, rounds=0))
-    agent = create_react_agent(model, [tool], context_schema=ShopContext)
+    agent = create_agent(model, [tool], context_schema=ShopContext)
     out = agent.invoke({"messages": [HumanMessage(content=HARBOR)]}, context=ShopContext())
     tool_message = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert "allergic to seafood" in tool_message.content

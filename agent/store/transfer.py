@@ -1,0 +1,203 @@
+"""A namespace as JSON Lines, and back: the same memory ids, edges, root units and items.
+
+One record per line, a header first::
+
+    {"type": "header", "format": "ripplegraph-namespace", "version": 1, "namespace": "alice",
+     "embedding_model": "local:all-MiniLM-L6-v2", "units": 48}
+    {"type": "unit", "unit": {...MemoryUnit...}}
+    {"type": "edge", "src": "m_…", "dst": "m_…", "edge_type": "semantic", "weight": 0.62}
+    {"type": "root", "root": {...RootUnit...}}
+    {"type": "item", "item": {...StoredItem...}}
+
+Vectors are not written: an import embeds the texts again with the store's own model, so a
+file moves between stores and between vector backends.  An edge stored both ways is written
+once (a causal edge as ``causal``).  Fact clusters and pending work are derived state: the
+next ingest rebuilds what it needs.  An import reads and checks the whole file before it
+writes anything, and only into a namespace that holds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from agent.errors import InvalidValueError
+from agent.memory import MemoryUnit, RootUnit, StoredItem
+from agent.store.edges import CAUSED_BY, EdgeType
+from agent.store.memory_store import MemoryStore
+
+FORMAT: Final = "ripplegraph-namespace"
+VERSION: Final = 1
+
+
+class _Header(BaseModel):
+    type: Literal["header"]
+    format: Literal["ripplegraph-namespace"]
+    version: Literal[1]
+    namespace: str
+    embedding_model: str
+    units: int
+
+
+class _Unit(BaseModel):
+    type: Literal["unit"]
+    unit: MemoryUnit
+
+    def cited(self) -> list[str]:
+        return []
+
+
+class _Edge(BaseModel):
+    type: Literal["edge"]
+    src: str
+    dst: str
+    edge_type: EdgeType
+    weight: float
+
+    def cited(self) -> list[str]:
+        return [self.src, self.dst]
+
+
+class _Root(BaseModel):
+    type: Literal["root"]
+    root: RootUnit
+
+    def cited(self) -> list[str]:
+        return self.root.evidence_ids
+
+
+class _Item(BaseModel):
+    type: Literal["item"]
+    item: StoredItem
+
+    def cited(self) -> list[str]:
+        return self.item.unit_ids
+
+
+Record = Annotated[_Unit | _Edge | _Root | _Item, Field(discriminator="type")]
+_RECORD: TypeAdapter[_Unit | _Edge | _Root | _Item] = TypeAdapter(Record)
+
+
+@dataclass(frozen=True)
+class Transferred:
+    """What an export wrote or an import stored: records by type (unit, edge, root, item)."""
+
+    namespace: str
+    counts: dict[str, int]
+
+
+def _counted(namespace: str, kinds: Iterable[str]) -> Transferred:
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    return Transferred(namespace, counts)
+
+
+def export_records(store: MemoryStore, namespace: str) -> Iterator[dict[str, Any]]:
+    """The namespace's records, header first."""
+    units = store.all_units(namespace)
+    yield _Header(
+        type="header",
+        format=FORMAT,
+        version=VERSION,
+        namespace=namespace,
+        embedding_model=store.embedder.name,
+        units=len(units),
+    ).model_dump(mode="json")
+    for unit in units:
+        yield {"type": "unit", "unit": unit.model_dump(mode="json")}
+    for edge in sorted(store.edges(namespace)):
+        symmetric_twin = edge.type not in ("causal", CAUSED_BY) and edge.src > edge.dst
+        if symmetric_twin or edge.type == CAUSED_BY:
+            continue
+        yield {
+            "type": "edge",
+            "src": edge.src,
+            "dst": edge.dst,
+            "edge_type": edge.type,
+            "weight": edge.weight,
+        }
+    for root in store.root_units(namespace):
+        yield {"type": "root", "root": root.model_dump(mode="json")}
+    for item in store.items(namespace):
+        yield {"type": "item", "item": item.model_dump(mode="json")}
+
+
+def export_namespace(store: MemoryStore, namespace: str, path: Path) -> Transferred:
+    """Write the namespace to ``path`` as JSON Lines."""
+    kinds = []
+    with path.open("w", encoding="utf-8") as out:
+        for record in export_records(store, namespace):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            kinds.append(str(record["type"]))
+    return _counted(namespace, kinds[1:])
+
+
+def read_records(lines: Iterable[str]) -> tuple[str, list[_Unit | _Edge | _Root | _Item]]:
+    """Parse and check a whole export: its namespace and records (``InvalidValueError``)."""
+    header: _Header | None = None
+    records: list[_Unit | _Edge | _Root | _Item] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            if header is None:
+                header = _Header.model_validate(raw)
+                continue
+            records.append(_RECORD.validate_python(raw))
+        except (json.JSONDecodeError, ValidationError) as error:
+            raise InvalidValueError(f"line {number}: {error}") from error
+    if header is None:
+        raise InvalidValueError(f"not a {FORMAT} file: no header line")
+    namespace = header.namespace
+    units = {r.unit.id for r in records if isinstance(r, _Unit)}
+    if len(units) != header.units:
+        raise InvalidValueError(
+            f"the header counts {header.units} units, the file holds {len(units)}"
+        )
+    for record in records:
+        if isinstance(record, _Unit) and record.unit.namespace != namespace:
+            raise InvalidValueError(
+                f"unit {record.unit.id} is of namespace {record.unit.namespace!r}"
+            )
+        missing = sorted(set(record.cited()) - units)
+        if missing:
+            raise InvalidValueError(
+                f"a {record.type} record cites units not in the file: {missing[:3]}"
+            )
+    return namespace, records
+
+
+def import_namespace(store: MemoryStore, path: Path) -> Transferred:
+    """Restore an export into the store; its namespace must hold nothing there yet."""
+    with path.open(encoding="utf-8") as lines:
+        namespace, records = read_records(lines)
+    with store.write_lock():
+        if store.count_units(namespace) or store.items(namespace):
+            raise InvalidValueError(
+                f"namespace {namespace!r} already holds memories: import restores into an "
+                "empty one (forget --all first to replace it)"
+            )
+        units = [r.unit for r in records if isinstance(r, _Unit)]
+        store.add_units(units)
+        store.mark_linked(u.id for u in units)
+        edges: dict[EdgeType, list[tuple[str, str, float]]] = {}
+        for record in records:
+            if isinstance(record, _Edge):
+                edges.setdefault(record.edge_type, []).append(
+                    (record.src, record.dst, record.weight)
+                )
+        for edge_type, pairs in edges.items():
+            store.replace_edges(namespace, edge_type, [], pairs)
+        store.replace_root_units(namespace, [r.root for r in records if isinstance(r, _Root)])
+        for record in records:
+            if isinstance(record, _Item):
+                item = record.item
+                store.save_item(namespace, item.key, item.value, item.unit_ids, item.created_at)
+    return _counted(namespace, (r.type for r in records))

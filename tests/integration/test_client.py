@@ -1,0 +1,141 @@
+"""``Memory``/``AsyncMemory``: add, search, get, delete, and a namespace's export round trip."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.client import AsyncMemory, Memory
+from agent.errors import InvalidValueError
+from agent.memory import RootUnit
+from studio import demo_sessions
+
+pytestmark = pytest.mark.integration
+HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
+
+
+def add_demo(memory: Memory, user_id: str = "alex") -> dict[str, str]:
+    """The demo history, one ``add`` per session; session id → memory id."""
+    return {
+        session.id: memory.add(
+            [{"role": "user", "name": t.speaker, "content": t.text} for t in session.turns],
+            user_id=user_id,
+            session_id=session.id,
+            date=session.date,
+        )
+        for session in demo_sessions()
+    }
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Memory, dict[str, str]]:
+    memory = Memory(tmp_path_factory.mktemp("client") / "store")
+    return memory, add_demo(memory)
+
+
+def test_search_recalls_what_the_answer_needs_with_its_context(
+    filled: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = filled
+    found = memory.search(HARBOR, user_id="alex", limit=5)
+    assert ids["demo-2024-05-01"] in [r.key for r in found.results]
+    assert "allergic to seafood" in found.context
+    assert len(found.results) <= 5
+    assert memory.search(HARBOR, user_id="nobody").results == []
+
+
+def test_get_and_get_all_return_what_was_added(filled: tuple[Memory, dict[str, str]]) -> None:
+    memory, ids = filled
+    item = memory.get(ids["demo-2024-04-23"], user_id="alex")
+    assert item is not None and item.value["session"] == "demo-2024-04-23"
+    assert item.value["messages"][0]["name"] == "Alex"
+    assert [i.key for i in memory.get_all(user_id="alex")] == list(ids.values())
+    assert memory.get(ids["demo-2024-04-23"], user_id="someone-else") is None
+
+
+def test_export_and_import_round_trip_a_namespace(
+    filled: tuple[Memory, dict[str, str]], tmp_path: Path
+) -> None:
+    memory, _ = filled
+    source = memory.store.memory
+    first, second, third = sorted(source.unit_ids("alex"))[:3]
+    # Offline ingest stores no root unit or causal edge (a model's roles do): add one of each.
+    source.replace_root_units(
+        "alex", [RootUnit(id="r1", rule="no seafood", person="Maya", topic="diet",
+                          evidence_ids=[first, second])]
+    )  # fmt: skip
+    source.replace_edges("alex", "causal", [], [(second, third, 0.8)])
+    path = tmp_path / "alex.jsonl"
+    written = memory.export(path, user_id="alex")
+    assert written.counts["root"] == 1
+    assert written.counts["unit"] == source.count_units("alex")
+    assert written.counts["item"] == len(demo_sessions())
+
+    fresh = Memory(tmp_path / "fresh")
+    restored = fresh.import_(path)
+    assert restored.counts == written.counts
+    target = fresh.store.memory
+    assert target.unit_ids("alex") == source.unit_ids("alex")
+    assert target.edges("alex") == source.edges("alex")
+    assert target.root_units("alex") == source.root_units("alex")
+    assert [(i.key, i.value, i.unit_ids) for i in target.items("alex")] == [
+        (i.key, i.value, i.unit_ids) for i in source.items("alex")
+    ]
+    assert target.pending_links("alex") == []
+    assert target.check().consistent
+    before = [r.key for r in memory.search(HARBOR, user_id="alex").results]
+    assert [r.key for r in fresh.search(HARBOR, user_id="alex").results] == before
+
+    with pytest.raises(InvalidValueError, match="already holds memories"):
+        fresh.import_(path)
+
+
+def test_a_broken_export_is_refused_whole(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "store")
+    memory.add("I keep bees on the roof.", user_id="ana")
+    path = tmp_path / "ana.jsonl"
+    memory.export(path, user_id="ana")
+    lines = path.read_text().splitlines()
+    edge = {"type": "edge", "src": "m_x", "dst": "m_y", "edge_type": "semantic", "weight": 1.0}
+    cases = {
+        "cites units not in the file": [*lines, json.dumps(edge)],
+        "header counts": [lines[0], *lines[2:]],
+        "no header": [],
+        "line 2": [lines[0], "{not json"],
+    }
+    fresh = Memory(tmp_path / "fresh")
+    for message, content in cases.items():
+        broken = tmp_path / "broken.jsonl"
+        broken.write_text("\n".join(content) + "\n")
+        with pytest.raises(InvalidValueError, match=message):
+            fresh.import_(broken)
+    assert fresh.store.memory.count_units("ana") == 0 and fresh.store.memory.items("ana") == []
+
+
+def test_delete_and_delete_all_forget(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "store")
+    first = memory.add("My locker code is 4417.", user_id="ana")
+    memory.add("I run on Tuesdays.", user_id="ana", date="2024-05-01")
+    memory.delete(first, user_id="ana")
+    assert memory.get(first, user_id="ana") is None
+    assert [i.value["text"] for i in memory.get_all(user_id="ana")] == ["I run on Tuesdays."]
+    assert memory.delete_all(user_id="ana") == 1
+    assert memory.get_all(user_id="ana") == []
+
+
+def test_async_memory_runs_the_same_calls(tmp_path: Path) -> None:
+    memory = AsyncMemory(tmp_path / "store")
+
+    async def session() -> tuple[str, list[str]]:
+        added = await asyncio.gather(
+            memory.add("I'm allergic to shellfish.", user_id="maya"),
+            memory.add("I play padel on Sundays.", user_id="maya"),
+        )
+        found = await memory.search("Book the oyster bar for Maya?", user_id="maya", limit=1)
+        return added[0], [r.key for r in found.results]
+
+    allergy, keys = asyncio.run(session())
+    assert keys == [allergy]
