@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 from typer.core import TyperGroup
 
 from agent import auth
@@ -25,6 +26,8 @@ from agent.errors import RippleGraphError
 from agent.eval.commands import bench
 from agent.graph import recall_graph
 from agent.ingest_files import load_sessions
+from agent.items import tuple_of, value_text
+from agent.langgraph_store import RippleGraphStore
 from agent.memory import Session
 from agent.recall_config import RECIPES
 from agent.services import Services
@@ -34,6 +37,7 @@ from agent.state import (
     TraceEvent,
 )
 from agent.store import LINK_TYPES
+from agent.store.transfer import Transferred, export_namespace, import_namespace
 from agent.trace_page import render_page, state_from
 
 console = Console()
@@ -496,6 +500,109 @@ def forget(
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
         return
     console.print(f"forgot {len(forgotten)} memories in {namespace!r}; {remaining} remain")
+
+
+def _items(context: Deployed) -> RippleGraphStore:
+    return RippleGraphStore(deployment=context.deployment, context=context)
+
+
+@app.command()
+def add(
+    namespace: NamespaceOption,
+    text: Annotated[str, typer.Argument(help="What was said; '-' reads it from stdin.")] = "-",
+    speaker: Annotated[str, typer.Option("--speaker", help="Who said it.")] = "User",
+    session: Annotated[
+        str | None, typer.Option("--session", help="The session it belongs to.")
+    ] = None,
+    date: Annotated[
+        str | None, typer.Option("--date", help="When it was said (ISO 8601) [default: now].")
+    ] = None,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Remember one thing said, as ``Memory.add`` does; prints the id to forget it by."""
+    words = (sys.stdin.read() if text == "-" else text).strip()
+    if not words:
+        raise _fail("nothing to add: give the text, or pipe it in with '-'")
+    value = {"text": words, "speaker": speaker, "session": session, "date": date}
+    key = uuid.uuid4().hex
+    context = _context(store, chroma_url, database_url)
+    _items(context).put(tuple_of(namespace), key, {k: v for k, v in value.items() if v})
+    typer.echo(key)
+
+
+@app.command("list")
+def list_memories(
+    namespace: NamespaceOption,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Memories to show.")] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Memories to skip.")] = 0,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
+) -> None:
+    """What a namespace holds, oldest first: added items, and memories ingested otherwise."""
+    context = _context(store, chroma_url, database_url)
+    _known_namespace(context, namespace)
+    items = _items(context).search(tuple_of(namespace), limit=limit, offset=offset)
+    if as_json:
+        typer.echo(json.dumps([item.dict() for item in items], ensure_ascii=False))
+        return
+    table = Table(Column("id", no_wrap=True, min_width=32), "updated", "memory")
+    for item in items:
+        table.add_row(item.key, f"{item.updated_at:%Y-%m-%d %H:%M}", escape(value_text(item.value)))
+    console.print(table)
+
+
+@app.command("namespaces")
+def list_namespaces(
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Every namespace holding memories, with how many it holds."""
+    memory = _context(store, chroma_url, database_url).store()
+    table = Table("namespace", "memories", "added items")
+    for namespace in memory.holding_namespaces():
+        table.add_row(
+            namespace, str(memory.count_units(namespace)), str(len(memory.items(namespace)))
+        )
+    console.print(table)
+
+
+@app.command("export")
+def export_memories(
+    namespace: NamespaceOption,
+    out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Write a namespace as JSON Lines: its memories, edges, root units and added items."""
+    context = _context(store, chroma_url, database_url)
+    _known_namespace(context, namespace)
+    written = export_namespace(context.store(), namespace, out)
+    console.print(f"wrote {_counts(written)} of {namespace!r} to {out}")
+
+
+@app.command("import")
+def import_memories(
+    path: Annotated[
+        Path,
+        typer.Argument(exists=True, dir_okay=False, help="A file `ripplegraph export` wrote."),
+    ],
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Restore an exported namespace (same ids) into a store where it holds nothing yet."""
+    restored = import_namespace(_context(store, chroma_url, database_url).store(), path)
+    console.print(f"restored {_counts(restored)} into {restored.namespace!r}")
+
+
+def _counts(done: Transferred) -> str:
+    return ", ".join(f"{n} {kind}s" for kind, n in done.counts.items()) or "nothing"
 
 
 @app.command()

@@ -154,3 +154,20 @@ def unit_value(unit: MemoryUnit) -> dict[str, Any]:
         "date": provenance.session_time.isoformat() if provenance.session_time else None,
         "session": provenance.session_id,
     }
+
+
+def value_text(value: Mapping[str, Any]) -> str:
+    """A value's words for a listing: its text, content or messages, else its JSON."""
+    if isinstance(value.get("text"), str):
+        return str(value["text"])
+    if "content" in value:
+        return _text(value["content"])
+    messages = value.get("messages")
+    if isinstance(messages, list):
+        said = [
+            f"{m.get('name') or m.get('role')}: {_text(m.get('content'))}"
+            for m in messages
+            if isinstance(m, Mapping)
+        ]
+        return " / ".join(said)
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)

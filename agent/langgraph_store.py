@@ -43,7 +43,8 @@ class RippleGraphStore(BaseStore):
     """A ``BaseStore`` over a RippleGraph memory store.
 
     ``RippleGraphStore()`` opens the deployment the environment names (``$RIPPLEGRAPH_STORE``
-    and the other settings the CLI reads); ``store_dir`` or a ``Deployment`` choose in code.
+    and the other settings the CLI reads); ``store_dir``, a ``Deployment`` or a ``Deployed``
+    context choose in code.
     ``context`` holds the run choices every recall and ingest uses (recipe, budgets, the
     speaker a user's words are stored under).  Namespace tuples map one to one onto
     RippleGraph namespaces (``agent.items``).
@@ -59,10 +60,12 @@ class RippleGraphStore(BaseStore):
         deployment: Deployment | None = None,
         context: Context | None = None,
     ) -> None:
-        chosen = deployment or Deployment()
+        chosen = deployment or (
+            context.deployment if isinstance(context, Deployed) else Deployment()
+        )
         if store_dir is not None:
             chosen = chosen.move(store_dir)
-        choices = context.model_dump() if context is not None else {}
+        choices = context.model_dump(exclude={"deployment"}) if context is not None else {}
         self._context: Deployed = chosen.bind(**choices)
         self._store: MemoryStore = self._context.store()
 

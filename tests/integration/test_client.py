@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from agent.cli import app
 from agent.client import AsyncMemory, Memory
 from agent.errors import InvalidValueError
 from agent.memory import RootUnit
@@ -139,3 +141,30 @@ def test_async_memory_runs_the_same_calls(tmp_path: Path) -> None:
 
     allergy, keys = asyncio.run(session())
     assert keys == [allergy]
+
+
+def test_the_cli_adds_lists_exports_and_imports(tmp_path: Path) -> None:
+    store = ["--store", str(tmp_path / "store")]
+
+    def cli(*args: str, stdin: str | None = None, code: int = 0) -> str:
+        result = CliRunner().invoke(app, [*args, *store], input=stdin)
+        assert result.exit_code == code, result.output
+        return result.stdout
+
+    allergy = cli("add", "-n", "maya", "I'm allergic to shellfish.", "--speaker", "Maya").strip()
+    padel = cli("add", "-n", "maya", "-", stdin="I play padel on Sundays.\n").strip()
+    listed = json.loads(cli("list", "-n", "maya", "--json"))
+    assert [(i["key"], i["value"]) for i in listed] == [
+        (allergy, {"text": "I'm allergic to shellfish.", "speaker": "Maya"}),
+        (padel, {"text": "I play padel on Sundays.", "speaker": "User"}),
+    ]
+    assert allergy in cli("list", "-n", "maya")  # the whole id, to forget it by
+    assert "maya" in cli("namespaces")
+    out = tmp_path / "maya.jsonl"
+    assert "2 units, 2 items" in cli("export", "-n", "maya", "--out", str(out))
+    store = ["--store", str(tmp_path / "restored")]
+    assert "restored 2 units, 2 items into 'maya'" in cli("import", str(out))
+    assert [i["key"] for i in json.loads(cli("list", "-n", "maya", "--json"))] == [allergy, padel]
+    assert "already holds memories" in CliRunner().invoke(app, ["import", str(out), *store]).output
+    cli("add", "-n", "maya", "   ", code=2)
+    cli("list", "-n", "nobody", code=2)
