@@ -8,6 +8,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -603,6 +604,52 @@ def import_memories(
 
 def _counts(done: Transferred) -> str:
     return ", ".join(f"{n} {kind}s" for kind, n in done.counts.items()) or "nothing"
+
+
+class Transport(StrEnum):
+    """How ``ripplegraph mcp`` talks to its clients."""
+
+    STDIO = "stdio"
+    STREAMABLE_HTTP = "streamable-http"
+
+
+@app.command()
+def mcp(
+    namespace: NamespaceOption,
+    transport: Annotated[
+        Transport,
+        typer.Option(
+            "--transport",
+            help="stdio (a client starts this process) or streamable-http (a local server).",
+        ),
+    ] = Transport.STDIO,
+    host: Annotated[str, typer.Option("--host", help="streamable-http: address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="streamable-http: port.")] = 8000,
+    speaker: Annotated[
+        str, typer.Option("--speaker", help="Whose words `remember` stores.")
+    ] = "User",
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+) -> None:
+    """Serve one namespace to MCP clients: tools recall, remember and forget.
+
+    The namespace is this command's, never a tool argument: a model cannot reach another.
+    Needs the ``mcp`` extra.
+    """
+    try:
+        from agent.mcp_server import build_server
+    except ImportError as error:
+        message = f"the mcp extra is not installed ({error}): pip install 'ripplegraph[mcp]'"
+        raise _fail(message) from error
+    context = _context(store, chroma_url, database_url, model, base_url, user_name=speaker)
+    server = build_server(_items(context), namespace, speaker=speaker)
+    if transport is Transport.STDIO:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
 
 
 @app.command()
