@@ -48,13 +48,15 @@ clean:
 # Mutation testing (mutmut; not part of `make test`): the modules the README's numbers rest
 # on, whole, and the LLM call path's budget and reply limits and the store's checker, by
 # function.  Which tests judge them: [tool.mutmut] in pyproject.toml.
-MUTANTS := 'agent.eval.metrics.*' 'agent.policies.assembly.*' 'agent.policies.sufficiency.*' \
-	'agent.routing.*' 'agent.llm.x_estimate_tokens__*' \
-	'agent.spend.*' 'agent.llm.xǁRoleCallerǁ_attempts__*' 'agent.llm.xǁRoleCallerǁ_attempt__*' \
-	'agent.llm.xǁRoleCallerǁ_request_options__*' 'agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
-	'agent.store.sql.namespaces.xǁNamespaceTablesǁdangling__*' \
-	'agent.store.sql.namespaces.xǁNamespaceTablesǁrepair_references__*' \
-	'agent.store.sql.namespaces.xǁNamespaceTablesǁnamespaces__*'
+MUTANTS := 'ripplegraph.agent.eval.metrics.*' 'ripplegraph.agent.policies.assembly.*' \
+	'ripplegraph.agent.policies.sufficiency.*' 'ripplegraph.agent.routing.*' \
+	'ripplegraph.agent.llm.x_estimate_tokens__*' 'ripplegraph.agent.spend.*' \
+	'ripplegraph.agent.llm.xǁRoleCallerǁ_attempts__*' 'ripplegraph.agent.llm.xǁRoleCallerǁ_attempt__*' \
+	'ripplegraph.agent.llm.xǁRoleCallerǁ_request_options__*' \
+	'ripplegraph.agent.store.memory_store.xǁMemoryStoreǁcheck__*' \
+	'ripplegraph.agent.store.sql.namespaces.xǁNamespaceTablesǁdangling__*' \
+	'ripplegraph.agent.store.sql.namespaces.xǁNamespaceTablesǁrepair_references__*' \
+	'ripplegraph.agent.store.sql.namespaces.xǁNamespaceTablesǁnamespaces__*'
 
 mutate: $(STAMP)
 	rm -rf mutants

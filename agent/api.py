@@ -14,14 +14,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.checkpointing import sqlite_saver
-from agent.context import Deployed
-from agent.graph import build_recall_graph, ingest_graph, recall_graph
-from agent.memory import Session
-from agent.roles import reply
-from agent.services import Services
-from agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
-from agent.store.erasure import CHECKPOINTS
+from ripplegraph.agent.checkpointing import sqlite_saver
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import build_recall_graph, ingest_graph, recall_graph
+from ripplegraph.agent.memory import Session
+from ripplegraph.agent.roles import reply
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput, RecallOutput
+from ripplegraph.agent.store.erasure import CHECKPOINTS
 
 SESSIONS_PER_BATCH = 8
 """Sessions per ingest graph run: progress shows per batch, and a crash loses at most one."""

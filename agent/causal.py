@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import openai
 
-from agent.errors import ModelUnavailable
-from agent.llm import estimate_tokens
-from agent.memory import MemoryUnit
-from agent.spend import Spend
-from agent.store import MemoryStore
+from ripplegraph.agent.errors import ModelUnavailable
+from ripplegraph.agent.llm import estimate_tokens
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.spend import Spend
+from ripplegraph.agent.store import MemoryStore
 
 _ANTECEDENT = "{cause} As a result, "
 _BASELINE = "As a result, "

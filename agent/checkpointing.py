@@ -18,14 +18,13 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
-import agent.memory
-import agent.state
+from ripplegraph.agent import memory, state
 
 
 def _state_types() -> list[tuple[str, str]]:
     return sorted(
         (module.__name__, name)
-        for module in (agent.memory, agent.state)
+        for module in (memory, state)
         for name, value in vars(module).items()
         if inspect.isclass(value)
         and value.__module__ == module.__name__

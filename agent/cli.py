@@ -20,26 +20,27 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 from typer.core import TyperGroup
 
-from agent import auth
-from agent.api import Remembered, answer, checkpointed_recall, recall, remember
-from agent.context import Deployed, Deployment, ModelSettings, default_store_dir
-from agent.errors import RippleGraphError
-from agent.eval.commands import bench
-from agent.graph import recall_graph
-from agent.ingest_files import load_sessions
-from agent.items import tuple_of, value_text
-from agent.langgraph_store import RippleGraphStore
-from agent.memory import Session
-from agent.recall_config import RECIPES
-from agent.services import Services
-from agent.state import (
+import ripplegraph
+from ripplegraph.agent import auth
+from ripplegraph.agent.api import Remembered, answer, checkpointed_recall, recall, remember
+from ripplegraph.agent.context import Deployed, Deployment, ModelSettings, default_store_dir
+from ripplegraph.agent.errors import RippleGraphError
+from ripplegraph.agent.eval.commands import bench
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.ingest_files import load_sessions
+from ripplegraph.agent.items import tuple_of, value_text
+from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.memory import Session
+from ripplegraph.agent.recall_config import RECIPES
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.state import (
     MAX_QUERY_CHARS,
     RecallOutput,
     TraceEvent,
 )
-from agent.store import LINK_TYPES
-from agent.store.transfer import Transferred, export_namespace, import_namespace
-from agent.trace_page import render_page, state_from
+from ripplegraph.agent.store import LINK_TYPES
+from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
+from ripplegraph.agent.trace_page import render_page, state_from
 
 console = Console()
 errors = Console(stderr=True)
@@ -67,6 +68,24 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(bench, name="bench")
+
+
+def _version(show: bool) -> None:
+    if show:
+        typer.echo(f"ripplegraph {ripplegraph.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """RippleGraph: long-term memory for LLM agents."""
+
+
 users = typer.Typer(
     help="Users of a deployment served with authentication (langgraph.served.json).",
     no_args_is_help=True,
@@ -400,7 +419,7 @@ def seed_demo(
     base_url: BaseUrlOption = None,
 ) -> None:
     """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
-    from studio import DEMO_NAMESPACE, demo_sessions
+    from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 
     context = _context(store, chroma_url, database_url, model, base_url)
     summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
@@ -421,7 +440,7 @@ def demo(
     store: StoreOption = None,
 ) -> None:
     """Ingest the built-in demo history offline, then answer the demo questions with traces."""
-    from studio import DEMO_NAMESPACE, demo_questions, demo_sessions
+    from ripplegraph.studio import DEMO_NAMESPACE, demo_questions, demo_sessions
 
     with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:
         context = Deployment(store_dir=str(store or Path(scratch) / "store")).bind()
@@ -444,7 +463,7 @@ def calibrate(
     database_url: DatabaseOption = None,
 ) -> None:
     """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
-    from agent.linking import similarity_profile
+    from ripplegraph.agent.linking import similarity_profile
 
     context = _context(store, chroma_url, database_url)
     memory = context.store()
@@ -640,7 +659,7 @@ def mcp(
     Needs the ``mcp`` extra.
     """
     try:
-        from agent.mcp_server import build_server
+        from ripplegraph.agent.mcp_server import build_server
     except ImportError as error:
         message = f"the mcp extra is not installed ({error}): pip install 'ripplegraph[mcp]'"
         raise _fail(message) from error
@@ -667,7 +686,7 @@ def check(
     With ``--repair`` the report is what was found; the store is checked again afterwards,
     and the exit status is that second check's.
     """
-    from agent.linking import link_units
+    from ripplegraph.agent.linking import link_units
 
     context = _context(store, chroma_url, database_url)
     memory = context.store()

@@ -23,10 +23,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import Item, SearchItem
 
-from agent.context import Context, Deployment
-from agent.items import namespace_of
-from agent.langgraph_store import RippleGraphStore
-from agent.store.transfer import Transferred, export_namespace, import_namespace
+from ripplegraph.agent.context import Context, Deployment
+from ripplegraph.agent.items import namespace_of
+from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
 
 Messages = str | Sequence[dict[str, Any] | BaseMessage]
 """What ``add`` takes: a text the user said, or a conversation (role/content dicts or messages)."""

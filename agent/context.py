@@ -20,13 +20,13 @@ import platformdirs
 from langgraph.runtime import Runtime
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from agent.linking import LinkingConfig
-from agent.llm import RoleCaller, StructuredOutput
-from agent.models import DEFAULT_EMBEDDING
-from agent.recall_config import RECIPES, RecallConfig, RecipeName
-from agent.services import Purpose, Services
-from agent.spend import Spend
-from agent.store import MemoryStore
+from ripplegraph.agent.linking import LinkingConfig
+from ripplegraph.agent.llm import RoleCaller, StructuredOutput
+from ripplegraph.agent.models import DEFAULT_EMBEDDING
+from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
+from ripplegraph.agent.services import Purpose, Services
+from ripplegraph.agent.spend import Spend
+from ripplegraph.agent.store import MemoryStore
 
 
 def default_store_dir() -> str:

@@ -17,8 +17,8 @@ from functools import lru_cache
 
 from dateparser.date import DateDataParser
 
-from agent.memory import TimeInterval
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import TimeInterval
+from ripplegraph.agent.text import normalise_cue
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.context import Context
-from agent.routing import after_sufficiency
-from agent.state import (
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.routing import after_sufficiency
+from ripplegraph.agent.state import (
     ChatInput,
     ChatOutput,
     ChatState,
@@ -22,21 +22,21 @@ from agent.state import (
     RecallOutput,
     RecallState,
 )
-from nodes.assemble_evidence import assemble_evidence
-from nodes.check_sufficiency import check_sufficiency
-from nodes.consolidate_roots import consolidate_roots
-from nodes.expand_locally import expand_locally
-from nodes.extract_memories import extract_memories
-from nodes.first_hop_recall import first_hop_recall
-from nodes.link_causes import link_causes
-from nodes.link_memories import link_memories
-from nodes.plan_recollection import plan_recollection
-from nodes.prepare_memories import prepare_memories
-from nodes.prepare_query import prepare_query
-from nodes.refine_counterfactually import refine_counterfactually
-from nodes.respond import respond
-from nodes.route_root_memories import route_root_memories
-from nodes.write_memories import write_memories
+from ripplegraph.nodes.assemble_evidence import assemble_evidence
+from ripplegraph.nodes.check_sufficiency import check_sufficiency
+from ripplegraph.nodes.consolidate_roots import consolidate_roots
+from ripplegraph.nodes.expand_locally import expand_locally
+from ripplegraph.nodes.extract_memories import extract_memories
+from ripplegraph.nodes.first_hop_recall import first_hop_recall
+from ripplegraph.nodes.link_causes import link_causes
+from ripplegraph.nodes.link_memories import link_memories
+from ripplegraph.nodes.plan_recollection import plan_recollection
+from ripplegraph.nodes.prepare_memories import prepare_memories
+from ripplegraph.nodes.prepare_query import prepare_query
+from ripplegraph.nodes.refine_counterfactually import refine_counterfactually
+from ripplegraph.nodes.respond import respond
+from ripplegraph.nodes.route_root_memories import route_root_memories
+from ripplegraph.nodes.write_memories import write_memories
 
 
 def build_ingest_graph() -> StateGraph[IngestState, Context, IngestInput, IngestOutput]:

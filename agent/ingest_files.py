@@ -25,8 +25,8 @@ from typing import Any
 import dateparser
 from pydantic import ValidationError
 
-from agent.errors import IngestFileError
-from agent.memory import Session, Turn
+from ripplegraph.agent.errors import IngestFileError
+from ripplegraph.agent.memory import Session, Turn
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

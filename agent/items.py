@@ -26,9 +26,9 @@ from urllib.parse import unquote
 
 from langgraph.store.base.embed import get_text_at_path
 
-from agent.errors import InvalidValueError
-from agent.ingest_files import parse_date
-from agent.memory import MAX_TURN_CHARS, MemoryUnit, Session, Turn
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.ingest_files import parse_date
+from ripplegraph.agent.memory import MAX_TURN_CHARS, MemoryUnit, Session, Turn
 
 MAX_NAMESPACE = 128
 _PLAIN = re.compile(r"[A-Za-z0-9_@.-]")

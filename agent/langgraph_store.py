@@ -29,12 +29,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import _compare_values, _does_match
 
-from agent.api import recall, remember
-from agent.context import Context, Deployed, Deployment
-from agent.items import namespace_of, sessions_of, tuple_of, unit_value
-from agent.memory import MemoryUnit, StoredItem
-from agent.state import Evidence, RecallOutput
-from agent.store import MemoryStore
+from ripplegraph.agent.api import recall, remember
+from ripplegraph.agent.context import Context, Deployed, Deployment
+from ripplegraph.agent.items import namespace_of, sessions_of, tuple_of, unit_value
+from ripplegraph.agent.memory import MemoryUnit, StoredItem
+from ripplegraph.agent.state import Evidence, RecallOutput
+from ripplegraph.agent.store import MemoryStore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.memory import MemoryUnit
-from agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, EdgeType, MemoryStore
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, EdgeType, MemoryStore
+from ripplegraph.agent.text import normalise_cue
 
 # How the semantic threshold was calibrated for all-MiniLM-L6-v2 (the paper's 0.85 is for
 # Qwen3 embeddings, whose cosines run higher): the rule is "the 99th percentile of random

@@ -52,9 +52,9 @@ from tenacity import (
 )
 from tenacity.wait import wait_exponential
 
-from agent.errors import BudgetSpent
-from agent.spend import NOTHING, Spend
-from prompts.role import Role
+from ripplegraph.agent.errors import BudgetSpent
+from ripplegraph.agent.spend import NOTHING, Spend
+from ripplegraph.prompts.role import Role
 
 S = TypeVar("S", bound=BaseModel)
 OutputMode = Literal["json_schema", "json_object", "prompt"]

@@ -14,8 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from agent.items import tuple_of, value_text
-from agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.items import tuple_of, value_text
+from ripplegraph.agent.langgraph_store import RippleGraphStore
 
 
 class Recalled(BaseModel):

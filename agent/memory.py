@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from agent.text import normalise_cue, stem, tokenize
+from ripplegraph.agent.text import normalise_cue, stem, tokenize
 
 Namespace = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[\w.:@/-]{1,128}$")]
 """A tenant's memory space: 1-128 letters, digits or ``_ . : @ / -``."""

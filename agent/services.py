@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from agent.llm import RoleCaller
-from agent.models import load_chat_model
-from agent.store import MemoryStore, open_store
+from ripplegraph.agent.llm import RoleCaller
+from ripplegraph.agent.models import load_chat_model
+from ripplegraph.agent.store import MemoryStore, open_store
 
 if TYPE_CHECKING:
-    from agent.context import Deployment
+    from ripplegraph.agent.context import Deployment
 
 Purpose = Literal["main", "routing"]
 

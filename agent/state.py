@@ -9,8 +9,8 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, StringConstraints
 
-from agent.memory import MemoryUnit, Namespace, RootUnit, Session, TimeInterval
-from agent.spend import NOTHING, Spend
+from ripplegraph.agent.memory import MemoryUnit, Namespace, RootUnit, Session, TimeInterval
+from ripplegraph.agent.spend import NOTHING, Spend
 
 
 class TraceEvent(BaseModel):

@@ -6,10 +6,10 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from agent.context import Context, deployment_of
-from agent.graph import recall_graph
-from agent.services import Services
-from agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.context import Context, deployment_of
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.state import RecallInput, RecallOutput
 
 _DESCRIPTION = (
     "Recall long-term memory: returns the evidence (with provenance) that answering the query "

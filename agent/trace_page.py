@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Protocol
 
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, risk_label
+from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, risk_label
 
 START, END = "__start__", "__end__"
 FIRST_HOP = ("semantic", "lexical", "cue")

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.state import TraceEvent
+from ripplegraph.agent.state import TraceEvent
 
 STREAM_EVENT_TYPE = "ripplegraph.trace"
 

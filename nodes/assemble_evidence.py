@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.policies.assembly import rank_pool, select
-from agent.state import RecallState, TraceEvent, budget_use, spent_after
-from agent.tracing import record
-from prompts.evidence import render_evidence
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.policies.assembly import rank_pool, select
+from ripplegraph.agent.state import RecallState, TraceEvent, budget_use, spent_after
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts.evidence import render_evidence
 
 
 def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

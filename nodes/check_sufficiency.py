@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.policies.assembly import rank_pool
-from agent.policies.sufficiency import OfflineSufficiency
-from agent.roles import control, decide
-from agent.state import RecallState, TraceEvent, spent_after
-from agent.tracing import record
-from prompts import controller
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.policies.assembly import rank_pool
+from ripplegraph.agent.policies.sufficiency import OfflineSufficiency
+from ripplegraph.agent.roles import control, decide
+from ripplegraph.agent.state import RecallState, TraceEvent, spent_after
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import controller
 
 _policy = OfflineSufficiency()
 

@@ -6,12 +6,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.roles import Usage
-from agent.roles import consolidate_roots as consolidate
-from agent.state import IngestState, TraceEvent
-from agent.tracing import record
-from prompts import root_consolidation
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.roles import Usage
+from ripplegraph.agent.roles import consolidate_roots as consolidate
+from ripplegraph.agent.state import IngestState, TraceEvent
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import root_consolidation
 
 _MAX_UNITS = 10  # RootMem's unit budget
 

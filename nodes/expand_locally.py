@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.policies.expansion import expand
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
-from agent.store import SEMANTIC, STRUCTURAL
-from agent.tracing import record
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.policies.expansion import expand
+from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from ripplegraph.agent.store import SEMANTIC, STRUCTURAL
+from ripplegraph.agent.tracing import record
 
 
 def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.memory import Session
-from agent.policies.extraction import OfflineExtractor
-from agent.roles import extract_with_model
-from agent.state import IngestState, TraceEvent
-from agent.tracing import record
-from prompts import extraction
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.memory import Session
+from ripplegraph.agent.policies.extraction import OfflineExtractor
+from ripplegraph.agent.roles import extract_with_model
+from ripplegraph.agent.state import IngestState, TraceEvent
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import extraction
 
 _extractor = OfflineExtractor()
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.cues import TimeResolver
-from agent.policies.query import parse_query
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
-from agent.tracing import record
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.cues import TimeResolver
+from ripplegraph.agent.policies.query import parse_query
+from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from ripplegraph.agent.tracing import record
 
 _resolver = TimeResolver()
 

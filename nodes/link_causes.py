@@ -6,14 +6,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.causal import PMIScorer, assign_clusters
-from agent.context import Context, scope
-from agent.errors import ModelUnavailable
-from agent.roles import Usage
-from agent.state import IngestState, TraceEvent
-from agent.store import CAUSAL
-from agent.tracing import record
-from prompts import causal
+from ripplegraph.agent.causal import PMIScorer, assign_clusters
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.errors import ModelUnavailable
+from ripplegraph.agent.roles import Usage
+from ripplegraph.agent.state import IngestState, TraceEvent
+from ripplegraph.agent.store import CAUSAL
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import causal
 
 _CLUSTER_WINDOW = 12  # the latest facts of a cluster shown to the proposer
 

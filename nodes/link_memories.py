@@ -6,10 +6,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.linking import link_units
-from agent.state import IngestState, TraceEvent
-from agent.tracing import record
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.linking import link_units
+from ripplegraph.agent.state import IngestState, TraceEvent
+from ripplegraph.agent.tracing import record
 
 
 def link_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.policies.assembly import rank_pool
-from agent.policies.planning import plan_recollection as make_plan
-from agent.state import Plan, RecallState, TraceEvent, spent_after
-from agent.tracing import record
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.policies.assembly import rank_pool
+from ripplegraph.agent.policies.planning import plan_recollection as make_plan
+from ripplegraph.agent.state import Plan, RecallState, TraceEvent, spent_after
+from ripplegraph.agent.tracing import record
 
 
 def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context
-from agent.memory import MAX_TURN_CHARS, Session, Turn
-from agent.state import ChatState, TraceEvent
-from agent.tracing import record
+from ripplegraph.agent.context import Context, resolve_context
+from ripplegraph.agent.memory import MAX_TURN_CHARS, Session, Turn
+from ripplegraph.agent.state import ChatState, TraceEvent
+from ripplegraph.agent.tracing import record
 
 
 def prepare_memories(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context, resolve_context, scope
-from agent.state import MAX_QUERY_CHARS, ChatState, TraceEvent
-from agent.tracing import record
+from ripplegraph.agent.context import Context, resolve_context, scope
+from ripplegraph.agent.state import MAX_QUERY_CHARS, ChatState, TraceEvent
+from ripplegraph.agent.tracing import record
 
 
 def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:

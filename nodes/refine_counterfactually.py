@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.llm import RoleCaller
-from agent.policies.assembly import rank_pool
-from agent.policies.counterfactual import seek_constraints
-from agent.policies.sufficiency import COVERAGE_WINDOW
-from agent.roles import Usage, decide, risks
-from agent.state import (
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.llm import RoleCaller
+from ripplegraph.agent.policies.assembly import rank_pool
+from ripplegraph.agent.policies.counterfactual import seek_constraints
+from ripplegraph.agent.policies.sufficiency import COVERAGE_WINDOW
+from ripplegraph.agent.roles import Usage, decide, risks
+from ripplegraph.agent.state import (
     Evidence,
     EvidenceSource,
     RecallState,
@@ -21,9 +21,9 @@ from agent.state import (
     risk_label,
     spent_after,
 )
-from agent.store import CAUSAL_TYPES
-from agent.tracing import record
-from prompts import counterfactual
+from ripplegraph.agent.store import CAUSAL_TYPES
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import counterfactual
 
 
 def refine_counterfactually(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -7,11 +7,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.roles import reply
-from agent.state import ChatState, TraceEvent
-from agent.tracing import record
-from prompts import answer as answer_prompt
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.roles import reply
+from ripplegraph.agent.state import ChatState, TraceEvent
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import answer as answer_prompt
 
 
 def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:

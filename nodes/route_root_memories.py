@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.memory import RootUnit
-from agent.policies.roots import namespace_roots, route_roots
-from agent.roles import Usage, decide, route
-from agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
-from agent.tracing import record
-from prompts import root_router
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.memory import RootUnit
+from ripplegraph.agent.policies.roots import namespace_roots, route_roots
+from ripplegraph.agent.roles import Usage, decide, route
+from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
+from ripplegraph.agent.tracing import record
+from ripplegraph.prompts import root_router
 
 
 def route_root_memories(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent.context import Context, scope
-from agent.state import IngestState, TraceEvent
-from agent.tracing import record
+from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.state import IngestState, TraceEvent
+from ripplegraph.agent.tracing import record
 
 
 def write_memories(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from prompts.evidence import quote
-from prompts.role import Role
+from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 Answer the user's message from the recalled memories. Respect every rule and constraint they

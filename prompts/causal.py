@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, model_validator
 
-from agent.memory import MemoryUnit
-from prompts.evidence import render_memories
-from prompts.role import Role
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.prompts.evidence import render_memories
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 These memories are about one topic. Propose the pairs where one memory is a plausible cause

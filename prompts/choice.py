@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from prompts.evidence import quote
-from prompts.role import Role
+from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 The user asks for advice or a recommendation. Using the recalled memories about the user,

@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from agent.state import Evidence, QueryCues
-from prompts.evidence import quote, render_memory
-from prompts.role import Role
+from ripplegraph.agent.state import Evidence, QueryCues
+from ripplegraph.prompts.evidence import quote, render_memory
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 You decide whether the retrieved memories already hold every piece of evidence needed to

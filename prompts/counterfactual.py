@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, field_validator
 
-from agent.state import Evidence
-from prompts.evidence import quote, render_memory
-from prompts.role import Role
+from ripplegraph.agent.state import Evidence
+from ripplegraph.prompts.evidence import quote, render_memory
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 The user is about to act on the request. Ask yourself: if the user does this, what negative

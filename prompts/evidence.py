@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from agent.memory import MemoryUnit, RootUnit
-from agent.state import Evidence
+from ripplegraph.agent.memory import MemoryUnit, RootUnit
+from ripplegraph.agent.state import Evidence
 
 
 def quote(text: str) -> str:

@@ -7,9 +7,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from agent.memory import MemoryKind, Session, Turn
-from prompts.evidence import quote
-from prompts.role import Role
+from ripplegraph.agent.memory import MemoryKind, Session, Turn
+from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 You turn a window of a dialogue into durable memories: events, preferences, commitments,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from prompts.evidence import quote
-from prompts.role import Role
+from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 You grade an answer to a question about a long conversation against the reference answer.

@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from agent.memory import MemoryUnit, RootUnit
-from prompts.evidence import quote, render_memories
-from prompts.role import Role
+from ripplegraph.agent.memory import MemoryUnit, RootUnit
+from ripplegraph.prompts.evidence import quote, render_memories
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 You maintain at most 10 root memory units for one user. A unit distils reusable,

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from agent.memory import RootUnit
-from prompts.evidence import quote
-from prompts.role import Role
+from ripplegraph.agent.memory import RootUnit
+from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
 Each rule unit holds a person's decision logic (constraints, goals, relationships) with its

@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from agent.memory import Session
+from ripplegraph.agent.memory import Session
 
 DEMO_NAMESPACE = "demo"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from agent.memory import Session, Turn
+from ripplegraph.agent.memory import Session, Turn
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "advice.json"
 NOISE = (

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent.context import (
+from ripplegraph.agent.context import (
     DEPLOYMENT_FIELDS,
     BuildSettings,
     Deployed,

@@ -20,8 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def langgraph_dev(config: str, env: Mapping[str, str], log: Path) -> Iterator[str]:
-    """``langgraph dev --config CONFIG`` with ``env`` added to ours; yields its URL."""
+def langgraph_dev(
+    config: str, env: Mapping[str, str], log: Path, cwd: Path = ROOT
+) -> Iterator[str]:
+    """``langgraph dev --config CONFIG`` in ``cwd`` with ``env`` added to ours; yields its URL."""
     port = free_port()
     environment = {
         **os.environ,
@@ -36,7 +38,7 @@ def langgraph_dev(config: str, env: Mapping[str, str], log: Path) -> Iterator[st
     ]  # fmt: skip
     with log.open("w") as output:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
+            command, cwd=cwd, env=environment, stdout=output, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agent.memory import Session, Turn
+from ripplegraph.agent.memory import Session, Turn
 
 TENANTS = ["alice", "alice/work", "bob:1", "carol@example.com", "dave.2", "erin"]
 _FOODS = ["peanuts", "shellfish", "gluten", "sesame", "dairy", "eggs"]

@@ -14,12 +14,12 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent.context import Deployed, Deployment, ModelSettings
-from agent.eval import report
-from agent.eval.systems import SYSTEMS
-from agent.llm import RoleCaller
-from agent.memory import Session
-from agent.services import Services
+from ripplegraph.agent.context import Deployed, Deployment, ModelSettings
+from ripplegraph.agent.eval import report
+from ripplegraph.agent.eval.systems import SYSTEMS
+from ripplegraph.agent.llm import RoleCaller
+from ripplegraph.agent.memory import Session
+from ripplegraph.agent.services import Services
 
 bench = typer.Typer(help="Benchmarks, side by side with the baselines, in one run.")
 console = Console()
@@ -116,7 +116,7 @@ def _ingested(
     base_url: str | None,
 ) -> Iterator[tuple[Deployed, RoleCaller | None]]:
     """The bench store with every namespace ingested, and the ``--llm`` answerer if any."""
-    from agent.eval.systems import ingest_namespaces
+    from ripplegraph.agent.eval.systems import ingest_namespaces
 
     with _store(store) as context:
         errors.print(f"ingesting {what} …")
@@ -159,7 +159,7 @@ def locomo(
     base_url: LlmBaseUrlOption = None,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
-    from agent.eval.locomo import load_locomo, miss_analysis, run_locomo
+    from ripplegraph.agent.eval.locomo import load_locomo, miss_analysis, run_locomo
 
     names = _systems(systems)
     dataset = load_locomo(data, limit)
@@ -194,7 +194,7 @@ def imlogic(
     base_url: LlmBaseUrlOption = None,
 ) -> None:
     """memory_l R@K and rank above the distractor, per category and query type, per system."""
-    from agent.eval.imlogic import load_imlogic, run_imlogic
+    from ripplegraph.agent.eval.imlogic import load_imlogic, run_imlogic
 
     names = _systems(systems)
     try:
@@ -235,7 +235,7 @@ def prefeval(
     charts: ChartsOption = True,
 ) -> None:
     """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
-    from agent.eval.prefeval import load_records, run_prefeval
+    from ripplegraph.agent.eval.prefeval import load_records, run_prefeval
 
     names = _systems(systems)
     counts = tuple(int(n) for n in fillers.split(","))
@@ -274,8 +274,8 @@ def scale(
     ] = None,
 ) -> None:
     """One namespace grown to each size: recall, floor, write→recall, memory; ingest speed."""
-    from agent.eval.locomo import load_locomo
-    from agent.eval.scale import run_scale
+    from ripplegraph.agent.eval.locomo import load_locomo
+    from ripplegraph.agent.eval.scale import run_scale
 
     sizes = [int(n) for n in units.split(",")]
     dataset = load_locomo(data)

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.context import Deployed
-from agent.eval.metrics import KS, hit_at, mean, percentiles
-from agent.eval.systems import first_questions, make_systems, retrieve
-from agent.llm import RoleCaller
-from agent.memory import MemoryUnit, Session, Turn
-from agent.spend import Spend
-from prompts import choice
-from prompts.evidence import render_memories
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.metrics import KS, hit_at, mean, percentiles
+from ripplegraph.agent.eval.systems import first_questions, make_systems, retrieve
+from ripplegraph.agent.llm import RoleCaller
+from ripplegraph.agent.memory import MemoryUnit, Session, Turn
+from ripplegraph.agent.spend import Spend
+from ripplegraph.prompts import choice
+from ripplegraph.prompts.evidence import render_memories
 
 OPTION_KINDS = ("Correct", "Trap_Preference", "Trap_Fabrication", "Trap_Generic")
 ANSWER_K = 30  # evidence handed to the choice role (RootMem's retrieval cut-off)

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.context import Deployed
-from agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
-from agent.eval.systems import first_questions, make_systems, retrieve
-from agent.ingest_files import load_sessions
-from agent.llm import RoleCaller, estimate_tokens
-from agent.memory import MemoryUnit, Session
-from agent.spend import Spend
-from prompts import answer as answer_prompt
-from prompts import judge
-from prompts.evidence import render_memories
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
+from ripplegraph.agent.eval.systems import first_questions, make_systems, retrieve
+from ripplegraph.agent.ingest_files import load_sessions
+from ripplegraph.agent.llm import RoleCaller, estimate_tokens
+from ripplegraph.agent.memory import MemoryUnit, Session
+from ripplegraph.agent.spend import Spend
+from ripplegraph.prompts import answer as answer_prompt
+from ripplegraph.prompts import judge
+from ripplegraph.prompts.evidence import render_memories
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")

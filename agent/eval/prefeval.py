@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from agent.context import Deployed
-from agent.eval.metrics import hit_at, mean
-from agent.eval.systems import System, make_systems
-from agent.graph import ingest_graph
-from agent.memory import Session, Turn
-from agent.policies.extraction import restate
-from agent.state import IngestInput
-from agent.store import LINK_TYPES, Edge
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.metrics import hit_at, mean
+from ripplegraph.agent.eval.systems import System, make_systems
+from ripplegraph.agent.graph import ingest_graph
+from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.policies.extraction import restate
+from ripplegraph.agent.state import IngestInput
+from ripplegraph.agent.store import LINK_TYPES, Edge
 
 FORMS = ("explicit", "choice-based", "persona-driven")
 PREFERENCE_DATE = datetime(2024, 1, 1, 12, 0)

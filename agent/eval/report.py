@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.eval.locomo import CATEGORIES
+from ripplegraph.agent.eval.locomo import CATEGORIES
 
 LOCOMO_COLUMNS = (
     ("multi-hop", "All@30"),

@@ -20,13 +20,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.context import Deployed
-from agent.eval.locomo import LocomoData, Question
-from agent.eval.metrics import percentiles
-from agent.graph import ingest_graph, recall_graph
-from agent.memory import Session, Turn
-from agent.state import IngestInput, RecallInput
-from agent.store import MemoryStore
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.locomo import LocomoData, Question
+from ripplegraph.agent.eval.metrics import percentiles
+from ripplegraph.agent.graph import ingest_graph, recall_graph
+from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.state import IngestInput, RecallInput
+from ripplegraph.agent.store import MemoryStore
 
 NAMESPACE = "scale"
 

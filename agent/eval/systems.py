@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from agent.context import Deployed
-from agent.graph import ingest_graph, recall_graph
-from agent.memory import MemoryUnit, Session
-from agent.recall_config import RecipeName
-from agent.state import IngestInput, RecallInput, RecallOutput
-from agent.store import MemoryStore
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import ingest_graph, recall_graph
+from ripplegraph.agent.memory import MemoryUnit, Session
+from ripplegraph.agent.recall_config import RecipeName
+from ripplegraph.agent.state import IngestInput, RecallInput, RecallOutput
+from ripplegraph.agent.store import MemoryStore
 
 RRF_K = 60
 BASELINE_DEPTH = 100

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.memory import MemoryKind
-from agent.state import Evidence
+from ripplegraph.agent.memory import MemoryKind
+from ripplegraph.agent.state import Evidence
 
 _CONSTRAINT_CHANNELS = {"root", "counterfactual"}
 

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agent.llm import estimate_tokens
-from agent.recall_config import RecallConfig
-from agent.state import Evidence
-from agent.store import MemoryStore
+from ripplegraph.agent.llm import estimate_tokens
+from ripplegraph.agent.recall_config import RecallConfig
+from ripplegraph.agent.state import Evidence
+from ripplegraph.agent.store import MemoryStore
 
 
 def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[str, float]:

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.memory import MemoryUnit
-from agent.policies.standing import Standing, overridden, standing_fact
-from agent.state import QueryCues
-from agent.store import MemoryStore
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.policies.standing import Standing, overridden, standing_fact
+from ripplegraph.agent.state import QueryCues
+from ripplegraph.agent.store import MemoryStore
+from ripplegraph.agent.text import normalise_cue
 
 
 class Constraints:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.memory import MemoryUnit
-from agent.state import Plan
-from agent.store import SEMANTIC, STRUCTURAL, MemoryStore
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.state import Plan
+from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, MemoryStore
+from ripplegraph.agent.text import normalise_cue
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from agent.cues import CueExtractor, TimeResolver
-from agent.memory import MemoryKind, MemoryUnit, Provenance, Session, TimeInterval, Turn
-from agent.store.ids import memory_id
+from ripplegraph.agent.cues import CueExtractor, TimeResolver
+from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance, Session, TimeInterval, Turn
+from ripplegraph.agent.store.ids import memory_id
 
 
 class Extractor(Protocol):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.state import Evidence, Plan, QueryCues
-from agent.text import normalise_cue
+from ripplegraph.agent.state import Evidence, Plan, QueryCues
+from ripplegraph.agent.text import normalise_cue
 
 
 def _overlap(item: Evidence, cues: QueryCues) -> int:

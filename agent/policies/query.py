@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from agent.cues import CueExtractor, TimeResolver
-from agent.state import QueryCues
-from agent.text import stem, tokenize
+from ripplegraph.agent.cues import CueExtractor, TimeResolver
+from ripplegraph.agent.state import QueryCues
+from ripplegraph.agent.text import stem, tokenize
 
 _QUESTION_WORDS = frozenset(
     """

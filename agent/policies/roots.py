@@ -16,12 +16,12 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from agent.memory import MemoryUnit, RootUnit
-from agent.policies.counterfactual import standing_constraints
-from agent.policies.standing import StandingKind, standing_fact
-from agent.state import QueryCues
-from agent.store import MemoryStore
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import MemoryUnit, RootUnit
+from ripplegraph.agent.policies.counterfactual import standing_constraints
+from ripplegraph.agent.policies.standing import StandingKind, standing_fact
+from ripplegraph.agent.state import QueryCues
+from ripplegraph.agent.store import MemoryStore
+from ripplegraph.agent.text import normalise_cue
 
 _TOPICS: dict[StandingKind, str] = {
     "state": "current state and constraints",

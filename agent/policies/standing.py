@@ -26,8 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from agent.memory import MemoryUnit
-from agent.text import normalise_cue, stem, tokenize
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.text import normalise_cue, stem, tokenize
 
 StandingKind = Literal["state", "change", "commitment", "preference"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.state import Decision, Evidence, QueryCues
-from agent.text import normalise_cue
+from ripplegraph.agent.state import Decision, Evidence, QueryCues
+from ripplegraph.agent.text import normalise_cue
 
 COVERAGE_WINDOW = 10  # the evidence a reader would look at first
 

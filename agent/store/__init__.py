@@ -1,8 +1,8 @@
 """Storage: Chroma for vectors, SQLite for cues and edges, BM25 for words; all by namespace."""
 
-from agent.errors import StoreError
-from agent.store.cue_index import CueMatch
-from agent.store.edges import (
+from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.store.cue_index import CueMatch
+from ripplegraph.agent.store.edges import (
     CAUSAL,
     CAUSAL_TYPES,
     CAUSED_BY,
@@ -13,7 +13,7 @@ from agent.store.edges import (
     Edge,
     EdgeType,
 )
-from agent.store.memory_store import MemoryStore, open_store
+from ripplegraph.agent.store.memory_store import MemoryStore, open_store
 
 __all__ = [
     "CAUSAL",

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from agent.memory import MemoryUnit, RootUnit, StoredItem
-from agent.store.derived import Changes
-from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
+from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem
+from ripplegraph.agent.store.derived import Changes
+from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 
 
 class RelationalBackend(ABC):

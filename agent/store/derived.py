@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from agent.memory import MemoryUnit
+    from ripplegraph.agent.memory import MemoryUnit
 
 T = TypeVar("T")
 _registry: weakref.WeakSet[DerivedCache[Any]] = weakref.WeakSet()  # every live cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from agent.memory import Provenance
+from ripplegraph.agent.memory import Provenance
 
 
 def memory_id(namespace: str, provenance: Provenance, text: str) -> str:

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agent.memory import MemoryUnit
-from agent.text import tokenize
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.text import tokenize
 
 K1 = 1.5
 B = 0.75

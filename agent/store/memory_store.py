@@ -23,20 +23,20 @@ import numpy as np
 from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
-from agent.errors import StoreError
-from agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
-from agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
-from agent.store.backend import RelationalBackend
-from agent.store.cue_index import CueIndex, CueMatch
-from agent.store.derived import DerivedCache, evict_namespace
-from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
-from agent.store.erasure import CHECKPOINTS, purge_threads
-from agent.store.ids import memory_id
-from agent.store.lexical import Bm25, ranked
-from agent.store.postgres import PostgresBackend
-from agent.store.sqlite import SQLiteBackend
-from agent.store.vectors import VectorIndex
-from agent.text import normalise_cue
+from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
+from ripplegraph.agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from ripplegraph.agent.store.backend import RelationalBackend
+from ripplegraph.agent.store.cue_index import CueIndex, CueMatch
+from ripplegraph.agent.store.derived import DerivedCache, evict_namespace
+from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
+from ripplegraph.agent.store.erasure import CHECKPOINTS, purge_threads
+from ripplegraph.agent.store.ids import memory_id
+from ripplegraph.agent.store.lexical import Bm25, ranked
+from ripplegraph.agent.store.postgres import PostgresBackend
+from ripplegraph.agent.store.sqlite import SQLiteBackend
+from ripplegraph.agent.store.vectors import VectorIndex
+from ripplegraph.agent.text import normalise_cue
 
 _VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
 S = TypeVar("S")

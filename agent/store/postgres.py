@@ -18,10 +18,10 @@ from typing import Any
 
 from typing_extensions import override
 
-from agent.errors import StoreError
-from agent.store.sql import SQLTables
-from agent.store.sql.database import Rows, Tx
-from agent.store.sql.schema import POSTGRES, TABLES
+from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.store.sql import SQLTables
+from ripplegraph.agent.store.sql.database import Rows, Tx
+from ripplegraph.agent.store.sql.schema import POSTGRES, TABLES
 
 _log = logging.getLogger(__name__)
 WRITE_LOCK = 0x52_47_57_52  # "RGWR": the advisory lock every write transaction holds

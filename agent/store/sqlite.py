@@ -17,9 +17,9 @@ from typing import Any
 from filelock import FileLock
 from typing_extensions import override
 
-from agent.store.sql import SQLTables
-from agent.store.sql.database import Tx
-from agent.store.sql.schema import SQLITE
+from ripplegraph.agent.store.sql import SQLTables
+from ripplegraph.agent.store.sql.database import Tx
+from ripplegraph.agent.store.sql.schema import SQLITE
 
 _log = logging.getLogger(__name__)
 

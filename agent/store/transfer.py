@@ -26,10 +26,10 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from agent.errors import InvalidValueError
-from agent.memory import MemoryUnit, RootUnit, StoredItem
-from agent.store.edges import CAUSED_BY, EdgeType
-from agent.store.memory_store import MemoryStore
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem
+from ripplegraph.agent.store.edges import CAUSED_BY, EdgeType
+from ripplegraph.agent.store.memory_store import MemoryStore
 
 FORMAT: Final = "ripplegraph-namespace"
 VERSION: Final = 1

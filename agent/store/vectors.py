@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import numpy as np
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from agent.store.erasure import vacuum, zero_tail
+from ripplegraph.agent.store.erasure import vacuum, zero_tail
 
 COLLECTION_PREFIX = "rg_"
 _MAX_BATCH = 4000  # below Chroma's max batch size on every backend

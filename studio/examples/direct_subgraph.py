@@ -15,9 +15,9 @@ from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.context import RecallLimits
-from agent.graph import recall_graph
-from agent.state import Evidence
+from ripplegraph.agent.context import RecallLimits
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.state import Evidence
 
 
 @dataclass

@@ -17,9 +17,9 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agent.context import Deployment
-from agent.graph import recall_graph
-from agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.context import Deployment
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.state import RecallInput, RecallOutput
 
 
 @dataclass

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.context import Context, Deployed
-from agent.graph import ingest_graph
-from agent.state import IngestInput, IngestOutput
-from agent.store import MemoryStore
-from studio import DEMO_NAMESPACE, demo_sessions
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.context import Context, Deployed
+from ripplegraph.agent.graph import ingest_graph
+from ripplegraph.agent.state import IngestInput, IngestOutput
+from ripplegraph.agent.store import MemoryStore
+from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 from tests.postgres_server import new_database

@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import pytest
 
-from agent.api import recall, remember
-from agent.context import Deployed
-from agent.state import RecallOutput, risk_label
+from ripplegraph.agent.api import recall, remember
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.state import RecallOutput, risk_label
 from tests.advice_scenarios import NOISE, Scenario, scenarios
 from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI

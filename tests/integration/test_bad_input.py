@@ -10,13 +10,13 @@ from langchain_core.messages import HumanMessage
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from agent.checkpointing import memory_saver
-from agent.cli import app
-from agent.context import Deployed
-from agent.graph import build_chat_graph, recall_graph
-from agent.memory import MAX_TURN_CHARS, Session, Turn
-from agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
-from agent.store import MemoryStore
+from ripplegraph.agent.checkpointing import memory_saver
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import build_chat_graph, recall_graph
+from ripplegraph.agent.memory import MAX_TURN_CHARS, Session, Turn
+from ripplegraph.agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
+from ripplegraph.agent.store import MemoryStore
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import secret, tenant_sessions

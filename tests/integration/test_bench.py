@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.context import Deployment
-from agent.eval.locomo import normalise_evidence
-from agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
-from agent.eval.systems import reciprocal_rank_fusion
-from agent.graph import ingest_graph
-from agent.linking import LinkingConfig
-from agent.memory import Session, Turn
-from agent.services import Services
-from agent.state import IngestInput
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.context import Deployment
+from ripplegraph.agent.eval.locomo import normalise_evidence
+from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
+from ripplegraph.agent.eval.systems import reciprocal_rank_fusion
+from ripplegraph.agent.graph import ingest_graph
+from ripplegraph.agent.linking import LinkingConfig
+from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.state import IngestInput
 from tests.conftest import deployed
 from tests.locomo_sample import write_calvin
 from tests.postgres_server import new_database
@@ -245,7 +245,7 @@ def write_imlogic(folder: Path) -> Path:
 
 
 def test_bench_imlogic_smoke(tmp_path: Path) -> None:
-    from agent.eval.imlogic import load_imlogic
+    from ripplegraph.agent.eval.imlogic import load_imlogic
 
     data = write_imlogic(tmp_path / "imlogic")
     loaded = load_imlogic(data)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from ripplegraph.agent.cli import app
 from tests.locomo_sample import calvin_sample, write_calvin
 
 pytestmark = pytest.mark.integration

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.client import AsyncMemory, Memory
-from agent.errors import InvalidValueError
-from agent.memory import RootUnit
-from studio import demo_sessions
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.client import AsyncMemory, Memory
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.memory import RootUnit
+from ripplegraph.studio import demo_sessions
 
 pytestmark = pytest.mark.integration
 HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"

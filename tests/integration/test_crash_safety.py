@@ -16,9 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent.api import remember
-from agent.context import Deployed
-from agent.ingest_files import load_sessions
+from ripplegraph.agent.api import remember
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.ingest_files import load_sessions
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, check_report, store_args
 
@@ -54,7 +54,7 @@ def write_history(path: Path, sessions: range) -> Path:
 def start_ingest(
     context: Deployed, file: Path, namespace: str, log: Path
 ) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "agent.cli", "ingest", str(file), "-n", namespace]
+    command = [sys.executable, "-m", "ripplegraph.agent.cli", "ingest", str(file), "-n", namespace]
     command += [*store_args(context), "--json"]
     with log.open("ab") as output:
         return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=os.environ)

@@ -8,10 +8,10 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.context import Deployed, RecallLimits
-from agent.tools import make_recall_tool
-from studio import DEMO_NAMESPACE
-from studio.examples import direct_subgraph, wrapper_node
+from ripplegraph.agent.context import Deployed, RecallLimits
+from ripplegraph.agent.tools import make_recall_tool
+from ripplegraph.studio import DEMO_NAMESPACE
+from ripplegraph.studio.examples import direct_subgraph, wrapper_node
 from tests.conftest import adjusted
 from tests.fake_model import ScriptedChatModel
 

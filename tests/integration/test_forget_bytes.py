@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.context import Deployed
-from agent.graph import recall_graph
-from agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.state import RecallInput, RecallOutput
 from tests.conftest import deployed
 from tests.integration.conftest import backend_context, ingest
 from tests.tenants import secret, tenant_sessions

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
-from agent.context import DEPLOYMENT_FIELDS, Deployed
-from agent.graph import recall_graph
-from studio import DEMO_NAMESPACE
+from ripplegraph.agent.context import DEPLOYMENT_FIELDS, Deployed
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.studio import DEMO_NAMESPACE
 from tests.langgraph_server import langgraph_dev
 from tests.openai_server import Reply, ScriptedOpenAI
 

@@ -24,9 +24,9 @@ from langmem import create_manage_memory_tool, create_search_memory_tool
 from pydantic import SecretStr
 from typing_extensions import TypedDict
 
-from agent.context import Deployed
-from agent.langgraph_store import RippleGraphStore
-from studio import demo_sessions
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.studio import demo_sessions
 from tests.conftest import deployed
 from tests.integration.test_forget_bytes import found, store_bytes
 from tests.openai_server import Reply, Request, ScriptedOpenAI
@@ -139,7 +139,7 @@ def test_search_without_a_query_lists_filters_and_pages(store: RippleGraphStore)
 
 def test_memories_ingested_elsewhere_are_items_under_their_ids(tmp_path: Path) -> None:
     context = deployed(store_dir=str(tmp_path / "store"))
-    from agent.api import remember
+    from ripplegraph.agent.api import remember
 
     remember(demo_sessions()[:2], "alex", context)
     store = RippleGraphStore(deployment=context.deployment)

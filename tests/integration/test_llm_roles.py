@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent.checkpointing import memory_saver
-from agent.graph import build_chat_graph
-from agent.memory import Session, Turn
-from agent.state import TraceEvent
-from studio import DEMO_NAMESPACE, demo_sessions
+from ripplegraph.agent.checkpointing import memory_saver
+from ripplegraph.agent.graph import build_chat_graph
+from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.state import TraceEvent
+from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
 from tests.integration.conftest import ingest
 from tests.openai_server import Reply, Request, ScriptedOpenAI
@@ -357,8 +357,8 @@ def teething_makes_chewing_likely(prompt: str) -> list[float]:
 
 
 def test_write_path_with_a_model(tmp_path: Path) -> None:
-    from agent.graph import ingest_graph
-    from agent.state import IngestInput, IngestOutput
+    from ripplegraph.agent.graph import ingest_graph
+    from ripplegraph.agent.state import IngestInput, IngestOutput
 
     server = ScriptedOpenAI(write_path_script, scorer=teething_makes_chewing_likely)
     try:
@@ -420,7 +420,7 @@ def test_ask_command_with_model_and_base_url(
 ) -> None:
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from ripplegraph.agent.cli import app
 
     server = serve(well_behaved)
     args = ["ask", HARBOR, "-n", DEMO_NAMESPACE, "--store", demo_store, "--json"]
@@ -438,7 +438,7 @@ def test_trace_page_shows_each_model_call_and_its_fallback(
 ) -> None:
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from ripplegraph.agent.cli import app
 
     def junk_risks(request: Request) -> Reply:
         return Reply("no JSON here") if request.role == "counterfactual" else well_behaved(request)

@@ -16,8 +16,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from agent.api import remember
-from studio import demo_sessions
+from ripplegraph.agent.api import remember
+from ripplegraph.studio import demo_sessions
 from tests.conftest import deployed, free_port
 
 pytestmark = pytest.mark.integration

@@ -9,15 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.context import Deployed
-from agent.graph import recall_graph
-from agent.memory import MemoryUnit, RootUnit
-from agent.policies.roots import namespace_roots
-from agent.recall_config import RECIPES
-from agent.state import RecallInput, RecallOutput
-from agent.store import LINK_TYPES, MemoryStore
-from agent.tools import make_forget_tool
+from ripplegraph.agent.cli import app
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.memory import MemoryUnit, RootUnit
+from ripplegraph.agent.policies.roots import namespace_roots
+from ripplegraph.agent.recall_config import RECIPES
+from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.store import LINK_TYPES, MemoryStore
+from ripplegraph.agent.tools import make_forget_tool
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import TENANTS, secret, tenant_sessions
 

@@ -9,15 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 
-import nodes.check_sufficiency as check_node
-from agent.checkpointing import memory_saver
-from agent.context import Deployed
-from agent.graph import build_chat_graph, recall_graph
-from agent.policies.assembly import score
-from agent.policies.sufficiency import Verdict
-from agent.recall_config import RecipeName
-from agent.state import RecallInput, RecallOutput
-from studio import DEMO_NAMESPACE
+import ripplegraph.nodes.check_sufficiency as check_node
+from ripplegraph.agent.checkpointing import memory_saver
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import build_chat_graph, recall_graph
+from ripplegraph.agent.policies.assembly import score
+from ripplegraph.agent.policies.sufficiency import Verdict
+from ripplegraph.agent.recall_config import RecipeName
+from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import adjusted
 
 pytestmark = pytest.mark.integration

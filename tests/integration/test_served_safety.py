@@ -17,9 +17,9 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from agent import auth
-from agent.context import Deployed
-from agent.state import RecallOutput
+from ripplegraph.agent import auth
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.state import RecallOutput
 from tests.conftest import deployed
 from tests.integration.conftest import ingest
 from tests.langgraph_server import langgraph_dev

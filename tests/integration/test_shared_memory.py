@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.api import recall
-from agent.context import Deployed
+from ripplegraph.agent.api import recall
+from ripplegraph.agent.context import Deployed
 from tests.integration.conftest import backend_context, ingest, store_args
 from tests.tenants import tenant_sessions
 
@@ -37,7 +37,16 @@ def test_a_write_by_another_process_reaches_this_processs_recall(
     history = tmp_path / "kayak.json"
     turn = {"speaker": "Ana", "text": KAYAK, "id": "k1"}
     history.write_text(json.dumps({"sessions": [{"id": "k", "turns": [turn]}]}))
-    command = [sys.executable, "-m", "agent.cli", "ingest", str(history), "-n", "ana", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "ripplegraph.agent.cli",
+        "ingest",
+        str(history),
+        "-n",
+        "ana",
+        "--json",
+    ]
     done = subprocess.run(
         [*command, *store_args(shared)], capture_output=True, text=True, timeout=300
     )

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent.checkpointing import memory_saver
-from agent.graph import build_chat_graph
-from agent.state import TraceEvent
-from studio import DEMO_NAMESPACE, demo_sessions
+from ripplegraph.agent.checkpointing import memory_saver
+from ripplegraph.agent.graph import build_chat_graph
+from ripplegraph.agent.state import TraceEvent
+from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed, free_port, wait_for_http
 from tests.integration.conftest import ingest
 

@@ -7,18 +7,18 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from agent.context import Deployed
-from agent.memory import Session, TimeInterval, Turn
-from agent.policies.counterfactual import standing_constraints
-from agent.policies.roots import namespace_roots
-from agent.recall_config import RECIPES
-from agent.store import LINK_TYPES, MemoryStore, StoreError, memory_store
-from agent.store.cue_index import epoch
-from agent.store.derived import evict_namespace
-from agent.store.memory_store import MemoryStore as Store
-from agent.store.vectors import EF_SEARCH, collection_name
-from agent.text import normalise_cue
-from studio import DEMO_NAMESPACE, demo_sessions
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.memory import Session, TimeInterval, Turn
+from ripplegraph.agent.policies.counterfactual import standing_constraints
+from ripplegraph.agent.policies.roots import namespace_roots
+from ripplegraph.agent.recall_config import RECIPES
+from ripplegraph.agent.store import LINK_TYPES, MemoryStore, StoreError, memory_store
+from ripplegraph.agent.store.cue_index import epoch
+from ripplegraph.agent.store.derived import evict_namespace
+from ripplegraph.agent.store.memory_store import MemoryStore as Store
+from ripplegraph.agent.store.vectors import EF_SEARCH, collection_name
+from ripplegraph.agent.text import normalise_cue
+from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
 
 ROOTS = RECIPES["full"]

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.context import Deployed
+from ripplegraph.agent.context import Deployed
 from tests.integration.conftest import check_report, ingest
 from tests.tenants import tenant_sessions
 

@@ -10,13 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.llm import Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
-from agent.roles import answer
-from agent.services import Services
-from agent.spend import Spend
-from prompts import answer as answer_prompt
-from prompts import counterfactual
-from prompts.counterfactual import CounterfactualOutput
+from ripplegraph.agent.llm import Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
+from ripplegraph.agent.roles import answer
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.spend import Spend
+from ripplegraph.prompts import answer as answer_prompt
+from ripplegraph.prompts import counterfactual
+from ripplegraph.prompts.counterfactual import CounterfactualOutput
 from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 

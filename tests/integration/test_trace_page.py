@@ -17,8 +17,8 @@ import pytest
 from PIL import Image, ImageStat
 from typer.testing import CliRunner
 
-from agent.cli import app
-from studio import DEMO_NAMESPACE, demo_sessions
+from ripplegraph.agent.cli import app
+from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
 from tests.integration.conftest import ingest
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from agent.llm import estimate_tokens
-from agent.memory import MemoryUnit, Provenance
-from agent.models import Embedder
-from agent.policies.assembly import rank, rank_pool, score, score_parts, select, total
-from agent.recall_config import FULL
-from agent.state import Channel, Evidence, EvidenceSource
-from agent.store import MemoryStore
+from ripplegraph.agent.llm import estimate_tokens
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.models import Embedder
+from ripplegraph.agent.policies.assembly import rank, rank_pool, score, score_parts, select, total
+from ripplegraph.agent.recall_config import FULL
+from ripplegraph.agent.state import Channel, Evidence, EvidenceSource
+from ripplegraph.agent.store import MemoryStore
 
 
 def unit(mid: str, text: str = "a memory", session: str = "s1") -> MemoryUnit:

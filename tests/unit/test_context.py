@@ -9,7 +9,7 @@ import pytest
 from langgraph.runtime import Runtime, ServerInfo
 from pydantic import ValidationError
 
-from agent.context import (
+from ripplegraph.agent.context import (
     DEPLOYMENT_FIELDS,
     Context,
     Deployed,
@@ -20,7 +20,7 @@ from agent.context import (
     scope,
     tenant,
 )
-from agent.graph import chat_graph, ingest_graph, recall_graph
+from ripplegraph.agent.graph import chat_graph, ingest_graph, recall_graph
 
 INFRASTRUCTURE = {"store_dir", "chroma_url", "embedding_model", "model", "base_url"}
 

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from agent.memory import MemoryUnit, Provenance, TimeInterval
-from agent.store.cue_index import CueIndex
+from ripplegraph.agent.memory import MemoryUnit, Provenance, TimeInterval
+from ripplegraph.agent.store.cue_index import CueIndex
 
 DAY = datetime(2024, 5, 1)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.roles import Usage, decide
-from agent.spend import Spend
+from ripplegraph.agent.roles import Usage, decide
+from ripplegraph.agent.spend import Spend
 
 MODEL: Any = object()  # decide hands the caller to ``ask`` untouched
 

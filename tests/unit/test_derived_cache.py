@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.store.derived import DerivedCache
+from ripplegraph.agent.store.derived import DerivedCache
 
 STORE = Path("/stores/a")
 

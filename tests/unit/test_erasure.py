@@ -7,8 +7,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from agent.checkpointing import sqlite_saver
-from agent.store.erasure import purge_threads
+from ripplegraph.agent.checkpointing import sqlite_saver
+from ripplegraph.agent.store.erasure import purge_threads
 
 
 class Quote(TypedDict):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent import auth, cli, errors
+from ripplegraph.agent import auth, cli, errors
 
 
 @pytest.mark.parametrize(
@@ -55,8 +55,8 @@ def test_a_bug_is_not_dressed_as_a_refusal(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_pmi_without_an_endpoint_is_a_clear_refusal() -> None:
-    from agent.causal import PMIScorer
-    from agent.memory import MemoryUnit, Provenance
+    from ripplegraph.agent.causal import PMIScorer
+    from ripplegraph.agent.memory import MemoryUnit, Provenance
 
     def unit(mid: str, text: str) -> MemoryUnit:
         return MemoryUnit(id=mid, namespace="ns", text=text, provenance=Provenance(session_id="s"))

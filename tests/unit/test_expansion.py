@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from agent.memory import MemoryUnit, Provenance
-from agent.policies.expansion import cue_match, expand
-from agent.state import Evidence, EvidenceSource, Plan, merge_pool
-from agent.store import SEMANTIC, STRUCTURAL, Edge
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.policies.expansion import cue_match, expand
+from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
+from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, Edge
 
 
 def unit(mid: str, text: str) -> MemoryUnit:

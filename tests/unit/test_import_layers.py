@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import ripplegraph.prompts
+
 ROOT = Path(__file__).resolve().parents[2]
-PROMPTS = sorted(p for p in (ROOT / "prompts").glob("*.py") if p.name != "__init__.py")
-ALLOWED = {"agent.memory", "agent.state"}  # the data the prompts render
+PROMPTS = sorted(
+    p for p in Path(ripplegraph.prompts.__file__).parent.glob("*.py") if p.name != "__init__.py"
+)
+ALLOWED = {"ripplegraph.agent.memory", "ripplegraph.agent.state"}  # the data the prompts render
 
 
 def imported(path: Path) -> set[str]:
@@ -26,13 +30,17 @@ def test_prompts_import_their_data_types_and_each_other_only() -> None:
         f"{path.name}: {module}"
         for path in PROMPTS
         for module in imported(path)
-        if module.split(".")[0] in {"agent", "nodes", "studio"} and module not in ALLOWED
+        if module.split(".")[:2]
+        in (["ripplegraph", "agent"], ["ripplegraph", "nodes"], ["ripplegraph", "studio"])
+        and module not in ALLOWED
     }
     assert len(PROMPTS) > 8
     assert reached == set()
 
 
-@pytest.mark.parametrize("module", ["agent.memory", *[f"prompts.{p.stem}" for p in PROMPTS]])
+@pytest.mark.parametrize(
+    "module", ["ripplegraph.agent.memory", *[f"ripplegraph.prompts.{p.stem}" for p in PROMPTS]]
+)
 def test_imports_first_in_a_fresh_interpreter(module: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", f"import {module}"], cwd=ROOT, capture_output=True, text=True

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import TypeAdapter
 
-from agent.errors import InvalidValueError
-from agent.items import ASSISTANT, namespace_of, sessions_of, tuple_of, turn_id
-from agent.memory import Namespace, Turn
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.items import ASSISTANT, namespace_of, sessions_of, tuple_of, turn_id
+from ripplegraph.agent.memory import Namespace, Turn
 
 labels = st.text(min_size=1, max_size=12).filter(lambda s: "." not in s and "\x00" not in s)
 

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from agent.memory import MemoryUnit, Provenance
-from agent.store.derived import Changes, DerivedCache
-from agent.store.lexical import Bm25, ranked
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.store.derived import Changes, DerivedCache
+from ripplegraph.agent.store.lexical import Bm25, ranked
 
 FILLER = ["Tom moved to Porto", "the cat sleeps", "dinner at eight", "a walk", "rain today"]
 WORDS = ["maya", "peanut", "allergy", "dinner", "harbor", "grill", "tom", "porto", "cat", "the"]

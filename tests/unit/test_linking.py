@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.linking import LinkingConfig, select_edges, structural_similarity
-from agent.memory import MemoryUnit, Provenance, TimeInterval
+from ripplegraph.agent.linking import LinkingConfig, select_edges, structural_similarity
+from ripplegraph.agent.memory import MemoryUnit, Provenance, TimeInterval
 
 CONFIG = LinkingConfig()
 

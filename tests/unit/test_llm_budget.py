@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from agent.llm import (
+from ripplegraph.agent.llm import (
     DEFAULT_CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
     RoleCaller,
     estimate_tokens,
 )
-from agent.spend import Spend
-from prompts import answer, root_router
+from ripplegraph.agent.spend import Spend
+from ripplegraph.prompts import answer, root_router
 from tests.fake_model import ScriptedChatModel
 
 GOOD = '{"answer": "ok", "cited_ids": [], "supported": true}'

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.eval.imlogic import above_distractor
-from agent.eval.metrics import all_at, hit_at, mean, percentiles, recall_at
+from ripplegraph.agent.eval.imlogic import above_distractor
+from ripplegraph.agent.eval.metrics import all_at, hit_at, mean, percentiles, recall_at
 
 RANKED = ["a", "b", "c", "d", "e", "f"]
 

@@ -56,8 +56,8 @@ def test_the_product_sets_its_own_offline_variables(tmp_path: Path) -> None:
     """A shell without any offline variable: opening a store and embedding sets them."""
     script = (
         "import os\n"
-        "from agent.context import Deployment\n"
-        "from agent.services import Services\n"
+        "from ripplegraph.agent.context import Deployment\n"
+        "from ripplegraph.agent.services import Services\n"
         f"store = Services(Deployment(store_dir={str(tmp_path / 'store')!r})).store()\n"
         "store.embedder.query('hello')\n"
         "print(os.environ.get('HF_HUB_OFFLINE'), os.environ.get('TRANSFORMERS_OFFLINE'),"

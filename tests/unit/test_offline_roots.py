@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agent.memory import MemoryKind, MemoryUnit, Provenance
-from agent.policies.roots import build_roots, grouped, route_roots
-from agent.state import QueryCues
+from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance
+from ripplegraph.agent.policies.roots import build_roots, grouped, route_roots
+from ripplegraph.agent.state import QueryCues
 
 
 def said(

@@ -7,10 +7,10 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
-from agent.llm import RoleCaller, parse_reply
-from agent.memory import MemoryKind, Session, Turn
-from agent.spend import Spend
-from prompts import (
+from ripplegraph.agent.llm import RoleCaller, parse_reply
+from ripplegraph.agent.memory import MemoryKind, Session, Turn
+from ripplegraph.agent.spend import Spend
+from ripplegraph.prompts import (
     answer,
     causal,
     choice,

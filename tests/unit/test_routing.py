@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from langgraph.runtime import Runtime
 
-from agent.context import Context
-from agent.routing import after_sufficiency
-from agent.state import Decision, RecallState
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.routing import after_sufficiency
+from ripplegraph.agent.state import Decision, RecallState
 
 
 def route(decision: Decision, context: Context | None = None, **spent: Any) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.roles import Usage
-from agent.spend import NOTHING, Spend
-from agent.state import Budget, RecallState, spent_after
+from ripplegraph.agent.roles import Usage
+from ripplegraph.agent.spend import NOTHING, Spend
+from ripplegraph.agent.state import Budget, RecallState, spent_after
 
 
 def test_spends_add_in_both_counters() -> None:

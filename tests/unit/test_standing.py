@@ -7,8 +7,14 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from agent.memory import MemoryUnit, Provenance
-from agent.policies.standing import Standing, overridden, said, same_attribute, standing_fact
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.policies.standing import (
+    Standing,
+    overridden,
+    said,
+    same_attribute,
+    standing_fact,
+)
 
 
 def unit(

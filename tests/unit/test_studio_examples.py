@@ -3,9 +3,10 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage, convert_to_messages
 
-from agent.state import IngestInput, RecallInput
+import ripplegraph.studio.examples
+from ripplegraph.agent.state import IngestInput, RecallInput
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "studio" / "examples"
+EXAMPLES = Path(ripplegraph.studio.examples.__file__).parent
 
 
 def test_example_inputs_match_the_graph_contracts() -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from agent.memory import MemoryUnit, Provenance
-from agent.policies.sufficiency import COVERAGE_WINDOW, OfflineSufficiency, missing_support
-from agent.state import Evidence, QueryCues
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.policies.sufficiency import (
+    COVERAGE_WINDOW,
+    OfflineSufficiency,
+    missing_support,
+)
+from ripplegraph.agent.state import Evidence, QueryCues
 
 
 def item(

@@ -1,6 +1,6 @@
 from syrupy.assertion import SnapshotAssertion
 
-from agent.graph import chat_graph, ingest_graph, recall_graph
+from ripplegraph.agent.graph import chat_graph, ingest_graph, recall_graph
 
 
 def test_ingest_topology(snapshot: SnapshotAssertion) -> None:

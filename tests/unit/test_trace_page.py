@@ -7,9 +7,9 @@ import hashlib
 import re
 from datetime import datetime
 
-from agent.graph import recall_graph
-from agent.memory import MemoryUnit, Provenance
-from agent.state import (
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.state import (
     Budget,
     Evidence,
     EvidenceSource,
@@ -18,7 +18,7 @@ from agent.state import (
     RootUnit,
     TraceEvent,
 )
-from agent.trace_page import SCRIPT, STYLE, Visit, render_page, walk_steps
+from ripplegraph.agent.trace_page import SCRIPT, STYLE, Visit, render_page, walk_steps
 
 LIMITS = {"rounds": 1, "hops": 2, "refinements": 1, "llm_calls": 6, "tokens": 16000}
 HOSTILE = '</td></details><script>alert("pwned")</script><img src="http://evil.test/x.png">'

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agent.store.sql.clusters import ClusterTables
-from agent.store.sql.edges import EdgeTables
-from agent.store.sql.items import ItemTables
-from agent.store.sql.namespaces import NamespaceTables
-from agent.store.sql.roots import RootTables
-from agent.store.sql.units import UnitTables
+from ripplegraph.agent.store.sql.clusters import ClusterTables
+from ripplegraph.agent.store.sql.edges import EdgeTables
+from ripplegraph.agent.store.sql.items import ItemTables
+from ripplegraph.agent.store.sql.namespaces import NamespaceTables
+from ripplegraph.agent.store.sql.roots import RootTables
+from ripplegraph.agent.store.sql.units import UnitTables
 
 
 class SQLTables(UnitTables, EdgeTables, RootTables, ClusterTables, ItemTables, NamespaceTables):

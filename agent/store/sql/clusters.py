@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 from typing_extensions import override
 
-from agent.store.sql.database import SQLDatabase, chunks
+from ripplegraph.agent.store.sql.database import SQLDatabase, chunks
 
 
 class ClusterTables(SQLDatabase):

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from typing_extensions import override
 
-from agent.memory import MemoryUnit
-from agent.store.backend import RelationalBackend
-from agent.store.sql.schema import META, MIGRATIONS, Dialect, statements
+from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.store.backend import RelationalBackend
+from ripplegraph.agent.store.sql.schema import META, MIGRATIONS, Dialect, statements
 
 
 class Rows(Protocol):

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from typing_extensions import override
 
-from agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs, reverse
-from agent.store.sql.database import SQLDatabase, changed, chunks
+from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs, reverse
+from ripplegraph.agent.store.sql.database import SQLDatabase, changed, chunks
 
 
 class EdgeTables(SQLDatabase):

@@ -9,8 +9,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from agent.memory import StoredItem
-from agent.store.sql.database import SQLDatabase, Tx, changed, chunks
+from ripplegraph.agent.memory import StoredItem
+from ripplegraph.agent.store.sql.database import SQLDatabase, Tx, changed, chunks
 
 
 def drop_items_of(db: Tx, ids: Sequence[str]) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 from typing_extensions import override
 
-from agent.store.sql.database import SQLDatabase, changed, chunks, count_removal
-from agent.store.sql.items import drop_items_of
-from agent.store.sql.roots import drop_root_evidence
+from ripplegraph.agent.store.sql.database import SQLDatabase, changed, chunks, count_removal
+from ripplegraph.agent.store.sql.items import drop_items_of
+from ripplegraph.agent.store.sql.roots import drop_root_evidence
 
 # The kinds of broken row ``dangling`` counts and ``repair_references`` deletes: the table
 # holding the row and the condition that finds it ({evidence} and {evidence_length} are the

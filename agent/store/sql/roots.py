@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 
 from typing_extensions import override
 
-from agent.memory import RootUnit
-from agent.store.sql.database import SQLDatabase, Tx, changed
+from ripplegraph.agent.memory import RootUnit
+from ripplegraph.agent.store.sql.database import SQLDatabase, Tx, changed
 
 
 def drop_root_evidence(db: Tx, namespace: str, gone: set[str]) -> None:

@@ -9,11 +9,11 @@ from typing import Any
 
 from typing_extensions import override
 
-from agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
-from agent.store.cue_index import epoch
-from agent.store.derived import Changes
-from agent.store.sql.database import REMOVALS, SQLDatabase, changed, chunks
-from agent.text import normalise_cue
+from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from ripplegraph.agent.store.cue_index import epoch
+from ripplegraph.agent.store.derived import Changes
+from ripplegraph.agent.store.sql.database import REMOVALS, SQLDatabase, changed, chunks
+from ripplegraph.agent.text import normalise_cue
 
 _UNIT_CACHE_LIMIT = 200_000
 

@@ -1,0 +1,85 @@
+"""The wheel installs one import name, ``ripplegraph``, beside an app whose package is ``agent``.
+
+``langgraph new`` scaffolds a package named ``agent``: installing RippleGraph into such an app
+must not shadow it.  The wheel is built from this tree (offline, with the development
+environment's setuptools) and installed, without dependencies, into a fresh virtual
+environment that borrows the development environment's installed dependencies through a path
+entry (which does not activate the development install of RippleGraph itself).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import ripplegraph
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+APP = """
+import agent
+import ripplegraph
+from ripplegraph import Memory
+
+assert agent.NAME == "the app's own agent", agent.__file__
+assert ripplegraph.__file__.startswith({site!r}), ripplegraph.__file__
+memory = Memory({store!r})
+memory.add("I'm allergic to shellfish.", user_id="maya")
+found = memory.search("Shall I book the oyster bar for Maya?", user_id="maya")
+assert "allergic to shellfish" in found.context, found.context
+print(ripplegraph.__version__, agent.NAME)
+"""
+
+
+def run(*command: str | Path, cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PIP_NO_INDEX": "1"},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_wheel_installs_only_ripplegraph_and_runs_beside_an_agent_package(
+    tmp_path: Path,
+) -> None:
+    dist = tmp_path / "dist"
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, ROOT)
+    (wheel,) = dist.glob("ripplegraph-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {
+        "ripplegraph",
+        f"ripplegraph-{ripplegraph.__version__}.dist-info",
+    }
+    inside = ["py.typed", "agent/graph.py", "nodes/respond.py", "prompts/role.py"]
+    assert {f"ripplegraph/{name}" for name in inside} <= set(names)
+    assert "ripplegraph/studio/demo_history.json" in names
+
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", venv)
+    python = venv / "bin" / "python"
+    site = Path(
+        run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
+    )
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run(python, "-m", "pip", "install", "--no-deps", "--quiet", wheel)
+
+    app = tmp_path / "app"
+    (app / "agent").mkdir(parents=True)
+    (app / "agent" / "__init__.py").write_text('NAME = "the app\'s own agent"\n')
+    script = APP.format(site=str(site), store=str(tmp_path / "store"))
+    out = run(python, "-c", script, cwd=app)
+    assert out.split() == [ripplegraph.__version__, "the", "app's", "own", "agent"]
+    assert run(venv / "bin" / "ripplegraph", "--version").strip() == (
+        f"ripplegraph {ripplegraph.__version__}"
+    )
