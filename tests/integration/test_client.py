@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.client import AsyncMemory, Memory
+from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.memory import RootUnit
 from ripplegraph.studio import demo_sessions
@@ -168,3 +169,20 @@ def test_the_cli_adds_lists_exports_and_imports(tmp_path: Path) -> None:
     assert "already holds memories" in CliRunner().invoke(app, ["import", str(out), *store]).output
     cli("add", "-n", "maya", "   ", code=2)
     cli("list", "-n", "nobody", code=2)
+
+
+def test_a_namespace_moves_to_every_backend(
+    filled: tuple[Memory, dict[str, str]], fresh_context: Deployed, tmp_path: Path
+) -> None:
+    """An export from embedded Chroma and SQLite restores on each backend, ids and all."""
+    memory, _ = filled
+    path = tmp_path / "alex.jsonl"
+    memory.export(path, user_id="alex")
+    there = Memory(deployment=fresh_context.deployment)
+    there.import_(path)
+    source, target = memory.store.memory, there.store.memory
+    assert target.unit_ids("alex") == source.unit_ids("alex")
+    assert target.edges("alex") == source.edges("alex")
+    assert target.check().consistent
+    found = there.search(HARBOR, user_id="alex")
+    assert "allergic to seafood" in found.context
