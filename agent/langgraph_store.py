@@ -126,8 +126,11 @@ class RippleGraphStore(BaseStore):
                 else sessions_of(op.key, value, user_name=self._context.user_name, index=index)
             )
             created = existing[0].created_at if existing else None
-            if existing and existing[0].value == value and existing[0].unit_ids:
-                self._store.save_item(namespace, op.key, value, existing[0].unit_ids, created)
+            kept = existing[0].unit_ids if existing else []
+            same = bool(existing) and existing[0].value == value and bool(kept) == bool(sessions)
+            if same or (existing and not kept and not sessions):
+                # The same memory, or data replacing data: nothing to forget or remember.
+                self._store.save_item(namespace, op.key, value, kept, created)
                 return
             if existing:
                 self._store.delete_item(namespace, op.key)
