@@ -218,7 +218,8 @@ def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) 
     """
     store = fresh_context.store()
     client = store.vectors._client
-    older = [f"older-{i}" for i in range(60)]
+    # Only embedded Chroma refuses now and then; on a server one collection shows the widening.
+    older = [f"older-{i}" for i in range(1 if fresh_context.deployment.chroma_url else 60)]
     for namespace in older:  # as a version before EF_SEARCH made them
         made = client.get_or_create_collection(
             collection_name(store.store_id, namespace),
