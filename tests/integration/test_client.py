@@ -171,10 +171,11 @@ def test_the_cli_adds_lists_exports_and_imports(tmp_path: Path) -> None:
     cli("list", "-n", "nobody", code=2)
 
 
-def test_a_namespace_moves_to_every_backend(
+@pytest.mark.parametrize("fresh_context", ["chroma-server", "postgres"], indirect=True)
+def test_a_namespace_moves_to_other_backends(
     filled: tuple[Memory, dict[str, str]], fresh_context: Deployed, tmp_path: Path
 ) -> None:
-    """An export from embedded Chroma and SQLite restores on each backend, ids and all."""
+    """An export from embedded Chroma and SQLite restores on a Chroma server or PostgreSQL."""
     memory, _ = filled
     path = tmp_path / "alex.jsonl"
     memory.export(path, user_id="alex")

@@ -112,8 +112,18 @@ def crash_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
     return backend_context(request, tmp_path / "store")
 
 
+@pytest.fixture(scope="module")
+def reference_ids(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The ids one uninterrupted ingest of the history gives (the same on every backend)."""
+    root = tmp_path_factory.mktemp("reference")
+    history = write_history(root / "history.json", range(40))
+    reference = deployed(store_dir=str(root / "store"))
+    remember(load_sessions(history), "ana", reference)
+    return {u.id for u in reference.store().all_units("ana")}
+
+
 def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
-    crash_context: Deployed, tmp_path: Path
+    crash_context: Deployed, tmp_path: Path, reference_ids: set[str]
 ) -> None:
     history = write_history(tmp_path / "history.json", range(40))
     log = tmp_path / "ingest.log"
@@ -135,9 +145,7 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
         "vectors without a unit": 0,
         "collections of unknown namespaces": 0,
     }
-    reference = deployed(store_dir=str(tmp_path / "reference"))
-    remember(load_sessions(history), "ana", reference)
-    assert {u.id for u in units} == {u.id for u in reference.store().all_units("ana")}
+    assert {u.id for u in units} == reference_ids
     assert store.count_edges("ana")["semantic"] > 0
 
 

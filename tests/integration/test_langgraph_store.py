@@ -151,6 +151,7 @@ def test_memories_ingested_elsewhere_are_items_under_their_ids(tmp_path: Path) -
     assert store.get(("alex",), listed[0].key) is None
 
 
+@pytest.mark.parametrize("fresh_context", ["embedded", "postgres+chroma-server"], indirect=True)
 def test_the_harbor_grill_question_finds_the_allergy_and_delete_forgets_it(
     fresh_context: Deployed,
 ) -> None:

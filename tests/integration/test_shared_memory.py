@@ -76,7 +76,7 @@ for i in range(int(sys.argv[2])):
 def test_many_basestore_writers_and_a_cli_ingest_share_one_namespace(
     shared: Deployed, tmp_path: Path
 ) -> None:
-    """Three processes put through RippleGraphStore while the CLI ingests: none lost or twice.
+    """Two processes put through RippleGraphStore while the CLI ingests: none lost or twice.
 
     On PostgreSQL and a Chroma server, the deployment this is for (SQLite with a Chroma
     server runs the CLI writers in ``test_crash_safety``).
@@ -102,16 +102,16 @@ def test_many_basestore_writers_and_a_cli_ingest_share_one_namespace(
     ingest_cli = [sys.executable, "-m", "ripplegraph.agent.cli", "ingest", str(history)]
     processes = [
         subprocess.Popen([sys.executable, "-c", WRITER, name, "4"], env=env, stdout=log, stderr=log)
-        for name in ("a", "b", "c")
+        for name in ("a", "b")
     ] + [
         subprocess.Popen(
             [*ingest_cli, "-n", "team/ana", *store_args(shared)], env=env, stdout=log, stderr=log
         )
     ]
     codes = [p.wait(timeout=600) for p in processes]
-    assert codes == [0, 0, 0, 0], (tmp_path / "writers.log").read_text()
+    assert codes == [0, 0, 0], (tmp_path / "writers.log").read_text()
 
-    keys = {f"{w}-{i}" for w in "abc" for i in range(4)} | {"first"}
+    keys = {f"{w}-{i}" for w in "ab" for i in range(4)} | {"first"}
     items = {item.key: item for item in store.search(("team", "ana"), limit=100)}
     assert keys <= set(items) and len(items) == len(keys) + 1  # + the ingested turn
     memory = store.memory
@@ -121,6 +121,6 @@ def test_many_basestore_writers_and_a_cli_ingest_share_one_namespace(
     assert memory.check().consistent
     hits = store.search(("team", "ana"), query="Where is the kayak Brindle kept?", limit=3)
     assert any("Brindle" in hit.value["recall"]["memory"] for hit in hits)
-    for key in ("a-3", "b-3", "c-3"):  # each written elsewhere, found here by its own word
+    for key in ("a-3", "b-3"):  # each written elsewhere, found here by its own word
         hits = store.search(("team", "ana"), query=f"Which run is entry q{key[0]}3z?", limit=3)
         assert key in {hit.key for hit in hits}
