@@ -555,7 +555,7 @@ class MemoryStore:
                 return False
             if found[0].unit_ids:
                 self.forget(namespace, memory_ids=found[0].unit_ids)
-            if self.relational.delete_item(namespace, key) or not found[0].unit_ids:
+            if self.relational.delete_item(namespace, key):  # no unit of it was left to forget
                 self.relational.scrub()
             return True
 
