@@ -5,12 +5,19 @@
 it, not only because it resembles the query; ``delete`` forgets down to the bytes.  The two
 primitives are ``batch`` and ``abatch``; ``abatch`` runs ``batch`` in a worker thread, because
 the store's database, vector and model calls are blocking.
+
+Items may have a time to live (``put(..., ttl=minutes)``, LangGraph's ``TTLConfig``): an
+expired item is forgotten like a deleted one, its memories with it, by the sweep every
+``batch`` starts with, ``sweep_ttl`` or the sweeper thread (``start_ttl_sweeper``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from collections.abc import Iterable
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,18 +32,22 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     validate_op_namespace,
 )
 from langgraph.store.memory import _compare_values, _does_match
 
 from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Context, Deployed, Deployment
+from ripplegraph.agent.errors import InvalidValueError, RippleGraphError
 from ripplegraph.agent.items import namespace_of, sessions_of, tuple_of, unit_value
 from ripplegraph.agent.memory import MemoryUnit, StoredItem
 from ripplegraph.agent.state import Evidence, RecallOutput
 from ripplegraph.agent.store import MemoryStore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SWEEP_MINUTES = 5.0  # LangGraph's own stores' default sweep interval
+_log = logging.getLogger(__name__)
 
 
 class RippleGraphStore(BaseStore):
@@ -51,7 +62,14 @@ class RippleGraphStore(BaseStore):
 
     An item's key is the key it was put under; a memory ingested some other way (the CLI, the
     chat graph) is an item too, under its memory id, with a turn-shaped value.
+
+    ``ttl`` is LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for puts that name none,
+    ``refresh_on_read`` for reads that do not say, ``sweep_interval_minutes`` for the sweeper.
+    Other readers of the same memory (the chat graph, the CLI) see an expired item's memories
+    until the next sweep.
     """
+
+    supports_ttl = True
 
     def __init__(
         self,
@@ -59,6 +77,7 @@ class RippleGraphStore(BaseStore):
         *,
         deployment: Deployment | None = None,
         context: Context | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         chosen = deployment or (
             context.deployment if isinstance(context, Deployed) else Deployment()
@@ -68,6 +87,9 @@ class RippleGraphStore(BaseStore):
         choices = context.model_dump(exclude={"deployment"}) if context is not None else {}
         self._context: Deployed = chosen.bind(**choices)
         self._store: MemoryStore = self._context.store()
+        self.ttl_config = ttl
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeping = threading.Event()
 
     @property
     def memory(self) -> MemoryStore:
@@ -77,12 +99,20 @@ class RippleGraphStore(BaseStore):
     # --- the two primitives ---------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order; each result is at its operation's position."""
-        results: list[Result] = []
+        """Run the operations in order; each result is at its operation's position.
+
+        Expired items are swept first, so no operation sees one.
+        """
+        ops = list(ops)
         for op in ops:
             validate_op_namespace(op)
+            if isinstance(op, PutOp) and op.ttl is not None and op.ttl <= 0:
+                raise InvalidValueError(f"a time to live must be positive, got {op.ttl} minutes")
+        self._store.sweep_expired()
+        results: list[Result] = []
+        for op in ops:
             if isinstance(op, GetOp):
-                results.append(self._get(op.namespace, op.key))
+                results.append(self._get(op))
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
             elif isinstance(op, PutOp):
@@ -98,12 +128,60 @@ class RippleGraphStore(BaseStore):
         """``batch`` in a worker thread (every call under it blocks)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
+    # --- time to live ---------------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Forget every expired item and its memories, down to the bytes; how many."""
+        return self._store.sweep_expired()
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> Future[None]:
+        """Sweep expired items every interval in a daemon thread, until ``stop_ttl_sweeper``.
+
+        The interval defaults to ``ttl_config["sweep_interval_minutes"]``, else 5 minutes.
+        The future ends when the sweeper stops.
+        """
+        done: Future[None] = Future()
+        if self._sweeper is not None and self._sweeper.is_alive():
+            done.set_result(None)
+            return done
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        interval = 60.0 * float(minutes or _SWEEP_MINUTES)
+        self._stop_sweeping.clear()
+
+        def sweep_until_stopped() -> None:
+            while not self._stop_sweeping.wait(interval):
+                try:
+                    self.sweep_ttl()
+                except RippleGraphError:  # the next sweep retries what this one left
+                    _log.exception("TTL sweep failed")
+            done.set_result(None)
+
+        self._sweeper = threading.Thread(
+            target=sweep_until_stopped, name="ripplegraph-ttl-sweeper", daemon=True
+        )
+        self._sweeper.start()
+        return done
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; whether it stopped within ``timeout`` seconds."""
+        if self._sweeper is None:
+            return True
+        self._stop_sweeping.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
     # --- operations -----------------------------------------------------------------------------
 
-    def _get(self, labels: tuple[str, ...], key: str) -> Item | None:
+    def _get(self, op: GetOp) -> Item | None:
+        labels, key = op.namespace, op.key
         namespace = namespace_of(labels)
         stored = self._store.items(namespace, [key])
         if stored:
+            if op.refresh_ttl:
+                self._store.refresh_items(namespace, [key])
             return _item(labels, stored[0])
         unit = self._store.get(namespace, [key]).get(key)
         return _unit_item(labels, unit) if unit is not None else None
@@ -130,7 +208,7 @@ class RippleGraphStore(BaseStore):
             same = bool(existing) and existing[0].value == value and bool(kept) == bool(sessions)
             if same or (existing and not kept and not sessions):
                 # The same memory, or data replacing data: nothing to forget or remember.
-                self._store.save_item(namespace, op.key, value, kept, created)
+                self._store.save_item(namespace, op.key, value, kept, created, op.ttl)
                 return
             if existing:
                 self._store.delete_item(namespace, op.key)
@@ -140,7 +218,7 @@ class RippleGraphStore(BaseStore):
                 for session in sessions:
                     turns = [t.id for t in session.turns if t.id]
                     units += self._store.turn_units(namespace, session.id, turns)
-            self._store.save_item(namespace, op.key, value, units, created)
+            self._store.save_item(namespace, op.key, value, units, created, op.ttl)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         namespaces = [
@@ -156,7 +234,14 @@ class RippleGraphStore(BaseStore):
                 found += self._listed(namespace, op.filter)
         if op.query:
             found.sort(key=lambda item: -(item.score or 0.0))
-        return found[op.offset : op.offset + op.limit]
+        page = found[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            keys: dict[str, list[str]] = {}
+            for item in page:
+                keys.setdefault(namespace_of(item.namespace), []).append(item.key)
+            for namespace, read in keys.items():
+                self._store.refresh_items(namespace, read)
+        return page
 
     def recall(
         self, namespace: str, query: str, where: dict[str, Any] | None = None, wanted: int = 10

@@ -151,3 +151,11 @@ class StoredItem(BaseModel):
     created_at: datetime
     updated_at: datetime
     unit_ids: list[str] = Field(default_factory=list)
+    ttl_minutes: float | None = Field(default=None, gt=0)
+    """How long the item lives after it is put (or read, when reads refresh it); None: always."""
+    expires_at: datetime | None = None
+    """When it is forgotten; None: never."""
+
+    def expired(self, now: datetime) -> bool:
+        """Whether its time to live ran out by ``now``."""
+        return self.expires_at is not None and self.expires_at <= now

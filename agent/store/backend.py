@@ -203,10 +203,13 @@ class RelationalBackend(ABC):
         value: dict[str, Any],
         unit_ids: Sequence[str],
         created_at: datetime | None = None,
+        ttl_minutes: float | None = None,
+        expires_at: datetime | None = None,
     ) -> StoredItem:
         """Store (or replace) an item's value and the units made of it.
 
         ``created_at`` defaults to the stored item's (a replaced one keeps it), else now.
+        ``expires_at`` defaults to now plus ``ttl_minutes``; without either it never expires.
         """
 
     @abstractmethod
@@ -224,6 +227,14 @@ class RelationalBackend(ABC):
     @abstractmethod
     def item_namespaces(self) -> list[str]:
         """Namespaces holding an item (one may hold items and no unit)."""
+
+    @abstractmethod
+    def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
+        """Restart the time to live of those items that have one, from ``now``."""
+
+    @abstractmethod
+    def expired_items(self, now: datetime) -> list[tuple[str, str]]:
+        """(namespace, key) of every item whose time to live ran out by ``now``."""
 
     # --- namespaces: forgetting, copying, checking ---------------------------------------------
 

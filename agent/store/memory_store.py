@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +23,7 @@ import numpy as np
 from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
-from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.errors import InvalidValueError, StoreError
 from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
 from ripplegraph.agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from ripplegraph.agent.store.backend import RelationalBackend
@@ -534,14 +534,39 @@ class MemoryStore:
         value: dict[str, Any],
         unit_ids: Sequence[str],
         created_at: datetime | None = None,
+        ttl_minutes: float | None = None,
+        expires_at: datetime | None = None,
     ) -> StoredItem:
-        """Keep a put value and the units made of it (forgetting one of them deletes it)."""
+        """Keep a put value and the units made of it (forgetting one of them deletes it).
+
+        With ``ttl_minutes`` (or an ``expires_at`` an export kept) the item, its units with it,
+        is forgotten once its time runs out: hidden at once, erased by ``sweep_expired``.
+        """
+        if ttl_minutes is not None and ttl_minutes <= 0:
+            raise InvalidValueError(f"a time to live must be positive, got {ttl_minutes} minutes")
         with self._write_lock:
-            return self.relational.save_item(namespace, key, value, unit_ids, created_at)
+            return self.relational.save_item(
+                namespace, key, value, unit_ids, created_at, ttl_minutes, expires_at
+            )
 
     def items(self, namespace: str, keys: Iterable[str] | None = None) -> list[StoredItem]:
-        """The namespace's put items (those with ``keys``, or all), oldest update first."""
-        return self.relational.items(namespace, keys)
+        """The namespace's live put items (those with ``keys``, or all), oldest update first.
+
+        An item past its time to live is gone for every reader, swept or not.
+        """
+        now = datetime.now(UTC)
+        return [i for i in self.relational.items(namespace, keys) if not i.expired(now)]
+
+    def refresh_items(self, namespace: str, keys: Iterable[str]) -> None:
+        """Restart the time to live of those items that have one (a read that refreshes)."""
+        self.relational.refresh_items(namespace, keys, datetime.now(UTC))
+
+    def sweep_expired(self) -> int:
+        """Forget every item whose time to live ran out, down to the bytes; how many."""
+        swept = 0
+        for namespace, key in self.relational.expired_items(datetime.now(UTC)):
+            swept += self.delete_item(namespace, key)
+        return swept
 
     def item_keys(self, namespace: str, unit_ids: Iterable[str]) -> dict[str, str]:
         """The key of the put item each unit was made of (other units are absent)."""

@@ -99,7 +99,12 @@ def _counted(namespace: str, kinds: Iterable[str]) -> Transferred:
 
 
 def export_records(store: MemoryStore, namespace: str) -> Iterator[dict[str, Any]]:
-    """The namespace's records, header first."""
+    """The namespace's records, header first.
+
+    Items past their time to live are forgotten first, so that their units are not exported
+    as memories of their own.
+    """
+    store.sweep_expired()
     units = store.all_units(namespace)
     yield _Header(
         type="header",
@@ -199,5 +204,13 @@ def import_namespace(store: MemoryStore, path: Path) -> Transferred:
         for record in records:
             if isinstance(record, _Item):
                 item = record.item
-                store.save_item(namespace, item.key, item.value, item.unit_ids, item.created_at)
+                store.save_item(
+                    namespace,
+                    item.key,
+                    item.value,
+                    item.unit_ids,
+                    item.created_at,
+                    item.ttl_minutes,
+                    item.expires_at,
+                )
     return _counted(namespace, (r.type for r in records))

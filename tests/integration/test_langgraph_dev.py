@@ -117,3 +117,8 @@ def test_the_servers_store_is_ripplegraph(server: str) -> None:
     assert list(map(tuple, store.list_namespaces(prefix=("sdk",))["namespaces"])) == [namespace]
     store.delete_item(namespace, "allergy")
     assert [hit["key"] for hit in store.search_items(namespace)["items"]] == ["hobby"]
+    store.put_item(
+        namespace, "trip", {"text": "I'm in Porto until Friday.", "speaker": "Maya"}, ttl=60
+    )
+    trip = store.get_item(namespace, "trip")
+    assert trip is not None and trip["value"]["speaker"] == "Maya"  # a TTL is taken

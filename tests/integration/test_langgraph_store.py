@@ -1,7 +1,7 @@
 """RippleGraphStore as LangGraph's BaseStore: the contract's cases, recall through it, forget.
 
 The namespace and validation cases follow LangGraph's own store test-suite (those that apply
-to a store without TTLs or a configurable index); the rest are what RippleGraph adds: a put
+to a store without a configurable index); the rest are what RippleGraph adds: a put
 turn or conversation is remembered, a search with a query is a recall, a delete forgets.
 """
 
@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +22,16 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp, TTLConfig
 from langmem import create_manage_memory_tool, create_search_memory_tool
 from pydantic import SecretStr
 from typing_extensions import TypedDict
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.store.sql.schema import META, SQLITE, statements
+from ripplegraph.agent.store.transfer import export_namespace, import_namespace
 from ripplegraph.studio import demo_sessions
 from tests.conftest import deployed
 from tests.integration.test_forget_bytes import found, store_bytes
@@ -258,3 +264,80 @@ def test_langmem_tools_remember_recall_and_delete_through_an_agent(
     agent.invoke({"messages": [HumanMessage("Forget my allergy.")]})
     assert store.get(namespace, item.key) is None
     assert store.memory.all_units("memories/maya") == []
+
+
+LISBON = {"text": "I moved to Lisbon in March.", "speaker": "Alex"}
+
+
+@pytest.mark.parametrize("fresh_context", ["embedded", "postgres"], indirect=True)
+def test_an_item_lives_its_ttl_refreshed_by_reads_then_is_forgotten(
+    fresh_context: Deployed,
+) -> None:
+    store = RippleGraphStore(deployment=fresh_context.deployment, ttl={"refresh_on_read": True})
+    store.put(USER, "home", LISBON, ttl=0.05)  # 3 s
+    store.put(USER, "pet", {"text": "We adopted a cat called Miso.", "speaker": "Alex"})
+    time.sleep(2)
+    assert store.get(USER, "home") is not None  # refreshes: 3 s from now
+    time.sleep(2)  # past the put's 3 s, within the refreshed ones
+    assert store.get(USER, "home", refresh_ttl=False) is not None
+    recalled = store.search(USER, query="Where does Alex live?", refresh_ttl=False)
+    assert "home" in [i.key for i in recalled]
+    time.sleep(1.5)
+    assert store.get(USER, "home") is None
+    assert [i.key for i in store.search(USER)] == ["pet"]
+    assert [u.text for u in store.memory.all_units("users/alex")] == [
+        "Alex: We adopted a cat called Miso."
+    ]
+    if not fresh_context.deployment.database_url:
+        assert found(store_bytes(Path(fresh_context.deployment.store_dir)), [b"Lisbon"]) == []
+
+
+def test_the_sweeper_forgets_expired_items_without_a_call(tmp_path: Path) -> None:
+    ttl: TTLConfig = {"default_ttl": 0.01, "sweep_interval_minutes": 0.01}  # 0.6 s each
+    store = RippleGraphStore(tmp_path / "store", ttl=ttl)
+    store.put(USER, "home", LISBON)
+    done = store.start_ttl_sweeper()
+    deadline = time.monotonic() + 30
+    while store.memory.all_units("users/alex") and time.monotonic() < deadline:
+        time.sleep(0.2)  # all_units is not a store operation: only the sweeper forgets
+    assert store.memory.all_units("users/alex") == []
+    assert store.stop_ttl_sweeper(timeout=10) and done.result(timeout=1) is None
+    assert store.memory.relational.expired_items(datetime.now(UTC)) == []
+
+
+def test_a_ttl_survives_export_and_import_and_a_bad_one_writes_nothing(
+    store: RippleGraphStore, tmp_path: Path
+) -> None:
+    store.put(USER, "home", LISBON, ttl=60)
+    with pytest.raises(InvalidValueError, match="time to live"):
+        store.put(USER, "pet", {"text": "We adopted a cat.", "speaker": "Alex"}, ttl=0)
+    assert len(store.memory.all_units("users/alex")) == 1  # the refused put remembered nothing
+    before = store.memory.items("users/alex")[0]
+    assert before.ttl_minutes == 60 and before.expires_at is not None
+    store.memory.relational.refresh_items("users/alex", ["home"], before.created_at)
+    export = tmp_path / "alex.jsonl"
+    export_namespace(store.memory, "users/alex", export)
+    elsewhere = RippleGraphStore(tmp_path / "elsewhere")
+    import_namespace(elsewhere.memory, export)
+    after = elsewhere.memory.items("users/alex")[0]
+    assert (after.ttl_minutes, after.expires_at) == (60, before.created_at + timedelta(hours=1))
+
+
+def test_a_version_2_store_gains_ttls_in_place(tmp_path: Path) -> None:
+    """A store written before items had a time to live opens, keeps its items, takes TTLs."""
+    (tmp_path / "store").mkdir()
+    with sqlite3.connect(tmp_path / "store" / "graph.sqlite") as db:
+        db.execute(META)
+        for migration in (1, 2):
+            for statement in statements(SQLITE, migration):
+                db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+        db.execute(
+            "INSERT INTO items VALUES ('users/alex', 'profile', '{\"age\": 31}', "
+            "'2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')"
+        )
+    store = RippleGraphStore(tmp_path / "store")
+    item = store.get(USER, "profile")
+    assert item is not None and item.value == {"age": 31}
+    store.put(USER, "profile", {"age": 32}, ttl=60)
+    assert store.memory.items("users/alex")[0].ttl_minutes == 60

@@ -59,7 +59,10 @@ def break_store(context: Deployed) -> dict[str, Any]:
         for table in ("pending_links", "pending_roots"):
             execute(f"INSERT INTO {table} (unit_id, namespace) VALUES ('m_gone', 'alice')")
         execute("INSERT INTO cluster_members VALUES ('m_gone', 'alice', 0)")
-        item = "INSERT INTO items VALUES ('alice', ?, '{}', '2024-01-01', '2024-01-01')"
+        item = (
+            "INSERT INTO items (namespace, key, value, created_at, updated_at) "
+            "VALUES ('alice', ?, '{}', '2024-01-01', '2024-01-01')"
+        )
         execute(item, ("quoting",))
         execute(item, ("sound",))
         execute("INSERT INTO item_units VALUES ('alice', 'quoting', 'm_gone')")

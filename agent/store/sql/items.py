@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from typing_extensions import override
@@ -28,8 +28,15 @@ def _delete(db: Tx, namespace: str, key: str) -> None:
     db.execute("DELETE FROM items WHERE namespace = ? AND key = ?", (namespace, key))
 
 
+_COLUMNS = "key, value, created_at, updated_at, ttl_minutes, expires_at"
+
+
 def _moment(text: object) -> datetime:
     return datetime.fromisoformat(str(text))
+
+
+def _expiry(seconds: object) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(float(str(seconds)), UTC)
 
 
 class ItemTables(SQLDatabase):
@@ -43,8 +50,14 @@ class ItemTables(SQLDatabase):
         value: dict[str, Any],
         unit_ids: Sequence[str],
         created_at: datetime | None = None,
+        ttl_minutes: float | None = None,
+        expires_at: datetime | None = None,
     ) -> StoredItem:
-        now = datetime.now(UTC).isoformat()
+        moment = datetime.now(UTC)
+        now = moment.isoformat()
+        if expires_at is None and ttl_minutes is not None:
+            expires_at = moment + timedelta(minutes=ttl_minutes)
+        expiry = expires_at.timestamp() if expires_at is not None else None
         with self.transaction() as db:
             row = db.execute(
                 "SELECT created_at FROM items WHERE namespace = ? AND key = ?", (namespace, key)
@@ -52,9 +65,17 @@ class ItemTables(SQLDatabase):
             created = created_at.isoformat() if created_at else str(row[0]) if row else now
             _delete(db, namespace, key)
             db.execute(
-                "INSERT INTO items (namespace, key, value, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (namespace, key, json.dumps(value, ensure_ascii=False), created, now),
+                "INSERT INTO items (namespace, key, value, created_at, updated_at, ttl_minutes, "
+                "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    namespace,
+                    key,
+                    json.dumps(value, ensure_ascii=False),
+                    created,
+                    now,
+                    ttl_minutes,
+                    expiry,
+                ),
             )
             db.executemany(
                 "INSERT INTO item_units (namespace, key, unit_id) VALUES (?, ?, ?)",
@@ -68,6 +89,8 @@ class ItemTables(SQLDatabase):
             created_at=_moment(created),
             updated_at=_moment(now),
             unit_ids=list(dict.fromkeys(unit_ids)),
+            ttl_minutes=ttl_minutes,
+            expires_at=_expiry(expiry),
         )
 
     @override
@@ -75,8 +98,7 @@ class ItemTables(SQLDatabase):
         wanted = None if keys is None else list(dict.fromkeys(keys))
         if wanted is None:
             rows = self._rows(
-                "SELECT key, value, created_at, updated_at FROM items WHERE namespace = ? "
-                "ORDER BY updated_at, key",
+                f"SELECT {_COLUMNS} FROM items WHERE namespace = ? ORDER BY updated_at, key",
                 (namespace,),
             )
             links = self._rows(
@@ -86,7 +108,7 @@ class ItemTables(SQLDatabase):
             rows, links = [], []
             for chunk, marks in chunks(wanted):
                 rows += self._rows(
-                    "SELECT key, value, created_at, updated_at FROM items "
+                    f"SELECT {_COLUMNS} FROM items "
                     f"WHERE namespace = ? AND key IN ({marks}) ORDER BY updated_at, key",
                     [namespace, *chunk],
                 )
@@ -105,8 +127,10 @@ class ItemTables(SQLDatabase):
                 created_at=_moment(created),
                 updated_at=_moment(updated),
                 unit_ids=sorted(units.get(str(key), [])),
+                ttl_minutes=None if ttl is None else float(ttl),
+                expires_at=_expiry(expiry),
             )
-            for key, value, created, updated in rows
+            for key, value, created, updated, ttl, expiry in rows
         ]
 
     @override
@@ -135,3 +159,24 @@ class ItemTables(SQLDatabase):
     @override
     def item_namespaces(self) -> list[str]:
         return sorted(str(r[0]) for r in self._rows("SELECT DISTINCT namespace FROM items"))
+
+    @override
+    def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return
+        with self.transaction() as db:
+            for chunk, marks in chunks(wanted):
+                db.execute(
+                    "UPDATE items SET expires_at = ? + ttl_minutes * 60 WHERE namespace = ? "
+                    f"AND ttl_minutes IS NOT NULL AND key IN ({marks})",
+                    [now.timestamp(), namespace, *chunk],
+                )
+
+    @override
+    def expired_items(self, now: datetime) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT namespace, key FROM items WHERE expires_at <= ? ORDER BY expires_at, key",
+            (now.timestamp(),),
+        )
+        return [(str(namespace), str(key)) for namespace, key in rows]

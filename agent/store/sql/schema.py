@@ -3,7 +3,8 @@
 A store records the version it is at (``meta.schema_version``); opening it applies every later
 migration in one transaction.  Version 1 is the schema every store had before versions were
 recorded: its statements are all ``IF [NOT] EXISTS``, so an older SQLite store takes it as is.
-Version 2 adds the items a ``BaseStore`` client put (their values and the units made of them).
+Version 2 adds the items a ``BaseStore`` client put (their values and the units made of them);
+version 3 their time to live (minutes, and the moment they expire, in seconds since the epoch).
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -136,6 +137,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (namespace, key, unit_id)
         ){table_options}""",
         "CREATE INDEX item_units_by_unit ON item_units (unit_id)",
+    ),
+    (
+        "ALTER TABLE items ADD COLUMN ttl_minutes {real}",
+        "ALTER TABLE items ADD COLUMN expires_at {real}",
+        "CREATE INDEX items_by_expiry ON items (expires_at)",
     ),
 )
 """Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
