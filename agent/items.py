@@ -55,6 +55,13 @@ def namespace_of(labels: Sequence[str]) -> str:
     return joined
 
 
+def checked_ttl(minutes: float | None) -> float | None:
+    """A time to live as given, once it is known to be positive (None: the item stays)."""
+    if minutes is not None and minutes <= 0:
+        raise InvalidValueError(f"a time to live must be positive, got {minutes} minutes")
+    return minutes
+
+
 def tuple_of(namespace: str) -> tuple[str, ...]:
     """The LangGraph namespace tuple of a RippleGraph namespace (``namespace_of`` reversed)."""
 

@@ -39,8 +39,8 @@ from langgraph.store.memory import _compare_values, _does_match
 
 from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Context, Deployed, Deployment
-from ripplegraph.agent.errors import InvalidValueError, RippleGraphError
-from ripplegraph.agent.items import namespace_of, sessions_of, tuple_of, unit_value
+from ripplegraph.agent.errors import RippleGraphError
+from ripplegraph.agent.items import checked_ttl, namespace_of, sessions_of, tuple_of, unit_value
 from ripplegraph.agent.memory import MemoryUnit, StoredItem
 from ripplegraph.agent.state import Evidence, RecallOutput
 from ripplegraph.agent.store import MemoryStore
@@ -89,6 +89,7 @@ class RippleGraphStore(BaseStore):
         self._store: MemoryStore = self._context.store()
         self.ttl_config = ttl
         self._sweeper: threading.Thread | None = None
+        self._swept: Future[None] = Future()  # ends when the running sweeper stops
         self._stop_sweeping = threading.Event()
 
     @property
@@ -106,8 +107,8 @@ class RippleGraphStore(BaseStore):
         ops = list(ops)
         for op in ops:
             validate_op_namespace(op)
-            if isinstance(op, PutOp) and op.ttl is not None and op.ttl <= 0:
-                raise InvalidValueError(f"a time to live must be positive, got {op.ttl} minutes")
+            if isinstance(op, PutOp):
+                checked_ttl(op.ttl)  # before any put of the batch remembers anything
         self._store.sweep_expired()
         results: list[Result] = []
         for op in ops:
@@ -138,12 +139,13 @@ class RippleGraphStore(BaseStore):
         """Sweep expired items every interval in a daemon thread, until ``stop_ttl_sweeper``.
 
         The interval defaults to ``ttl_config["sweep_interval_minutes"]``, else 5 minutes.
-        The future ends when the sweeper stops.
+        The future ends when the sweeper stops; a sweeper already running is not doubled, its
+        future is returned.
         """
-        done: Future[None] = Future()
         if self._sweeper is not None and self._sweeper.is_alive():
-            done.set_result(None)
-            return done
+            return self._swept
+        done: Future[None] = Future()
+        self._swept = done
         minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
         interval = 60.0 * float(minutes or _SWEEP_MINUTES)
         self._stop_sweeping.clear()
@@ -180,7 +182,7 @@ class RippleGraphStore(BaseStore):
         namespace = namespace_of(labels)
         stored = self._store.items(namespace, [key])
         if stored:
-            if op.refresh_ttl:
+            if op.refresh_ttl and stored[0].ttl_minutes is not None:
                 self._store.refresh_items(namespace, [key])
             return _item(labels, stored[0])
         unit = self._store.get(namespace, [key]).get(key)

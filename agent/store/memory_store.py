@@ -23,7 +23,8 @@ import numpy as np
 from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
-from ripplegraph.agent.errors import InvalidValueError, StoreError
+from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.items import checked_ttl
 from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
 from ripplegraph.agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from ripplegraph.agent.store.backend import RelationalBackend
@@ -542,11 +543,9 @@ class MemoryStore:
         With ``ttl_minutes`` (or an ``expires_at`` an export kept) the item, its units with it,
         is forgotten once its time runs out: hidden at once, erased by ``sweep_expired``.
         """
-        if ttl_minutes is not None and ttl_minutes <= 0:
-            raise InvalidValueError(f"a time to live must be positive, got {ttl_minutes} minutes")
         with self._write_lock:
             return self.relational.save_item(
-                namespace, key, value, unit_ids, created_at, ttl_minutes, expires_at
+                namespace, key, value, unit_ids, created_at, checked_ttl(ttl_minutes), expires_at
             )
 
     def items(self, namespace: str, keys: Iterable[str] | None = None) -> list[StoredItem]:

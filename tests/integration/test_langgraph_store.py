@@ -297,6 +297,7 @@ def test_the_sweeper_forgets_expired_items_without_a_call(tmp_path: Path) -> Non
     store = RippleGraphStore(tmp_path / "store", ttl=ttl)
     store.put(USER, "home", LISBON)
     done = store.start_ttl_sweeper()
+    assert store.start_ttl_sweeper() is done  # one sweeper, not two
     deadline = time.monotonic() + 30
     while store.memory.all_units("users/alex") and time.monotonic() < deadline:
         time.sleep(0.2)  # all_units is not a store operation: only the sweeper forgets

@@ -162,14 +162,23 @@ class ItemTables(SQLDatabase):
 
     @override
     def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
+        living: list[str] = []  # a read of items without a TTL writes nothing
+        for chunk, marks in chunks(list(dict.fromkeys(keys))):
+            living += [
+                str(row[0])
+                for row in self._rows(
+                    f"SELECT key FROM items WHERE namespace = ? AND key IN ({marks}) "
+                    "AND ttl_minutes IS NOT NULL",
+                    [namespace, *chunk],
+                )
+            ]
+        if not living:
             return
         with self.transaction() as db:
-            for chunk, marks in chunks(wanted):
+            for chunk, marks in chunks(living):
                 db.execute(
-                    "UPDATE items SET expires_at = ? + ttl_minutes * 60 WHERE namespace = ? "
-                    f"AND ttl_minutes IS NOT NULL AND key IN ({marks})",
+                    "UPDATE items SET expires_at = ? + ttl_minutes * 60 "
+                    f"WHERE namespace = ? AND key IN ({marks})",
                     [now.timestamp(), namespace, *chunk],
                 )
 
