@@ -500,22 +500,26 @@ def forget(
     database_url: DatabaseOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Forget memories everywhere, down to the bytes under the store.
+    """Forget memories everywhere, down to the bytes under the store, before it returns.
 
     Vectors, texts, BM25, cue index, edges and root evidence go, and so does every stored
-    recall thread that quoted them (purged whole); SQLite's free pages and write-ahead logs
-    are zeroed or truncated, a dropped namespace's index folder is deleted.
+    recall thread that quoted them (purged whole); SQLite's deleted rows are zeroed and its
+    write-ahead log truncated.  What a forget leaves in Chroma's index files and catalog or in
+    PostgreSQL's table files is compacted before the command ends (a long-running process
+    does that within its erasure window; see compact).
     """
     context = _context(store, chroma_url, database_url)
     _known_namespace(context, namespace)
-    forgotten = context.store().forget(
+    memory = context.store()
+    forgotten = memory.forget(
         namespace,
         memory_ids=memory_id or (),
         session=session,
         person=person,
         everything=everything,
     )
-    remaining = context.store().count_units(namespace)
+    memory.compact(demotions=0)
+    remaining = memory.count_units(namespace)
     if as_json:
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
         return
@@ -724,6 +728,38 @@ def check(
         console.print(verdict)
     if not consistent:
         raise typer.Exit(code=1)
+
+
+@app.command()
+def compact(
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Close the erasure window now: remove what forgets left in Chroma's and PostgreSQL's files.
+
+    A forget erases at once what costs what it forgets (rows of graph.sqlite, stored threads,
+    vector rows); a collection's index files, Chroma's catalog and PostgreSQL's table files
+    keep the forgotten bytes until a compaction, which a running store makes within its
+    erasure window (RIPPLEGRAPH_ERASURE_WINDOW minutes, 10 by default).  This one also moves
+    every namespace too small for a collection of its own (a store of an earlier version
+    keeps one per namespace) into rows.
+    """
+    context = _context(store, chroma_url, database_url)
+    memory = context.store()
+    done = memory.compact(demotions=None)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {"settled": done.settled, "demoted": len(done.demoted), "seconds": done.seconds}
+            )
+        )
+        return
+    console.print(
+        f"compacted {len(done.settled)} part(s) and moved {len(done.demoted)} namespace(s) "
+        f"into rows in {done.seconds:.2f} s"
+    )
 
 
 if __name__ == "__main__":

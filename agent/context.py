@@ -27,6 +27,7 @@ from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
 from ripplegraph.agent.services import Purpose, Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.store import MemoryStore
+from ripplegraph.agent.store.memory_store import COLLECTION_THRESHOLD, ERASURE_WINDOW_MINUTES
 
 
 def default_store_dir() -> str:
@@ -38,6 +39,11 @@ def default_store_dir() -> str:
 
 def _env(name: str) -> str | None:
     return os.environ.get(name) or None
+
+
+def _env_number(name: str, default: float) -> float:
+    value = _env(name)
+    return float(value) if value is not None else default
 
 
 def _clamped(low: float, high: float) -> AfterValidator:
@@ -136,6 +142,19 @@ class Deployment(BaseModel):
         default_factory=lambda: _env("RIPPLEGRAPH_DATABASE_URL"),
         description="PostgreSQL URL (postgresql://…) for units, edges and roots; None = "
         "graph.sqlite in the store directory [$RIPPLEGRAPH_DATABASE_URL].",
+    )
+    collection_threshold: Annotated[int, _clamped(0, 10_000_000)] = Field(
+        default_factory=lambda: int(
+            _env_number("RIPPLEGRAPH_COLLECTION_THRESHOLD", COLLECTION_THRESHOLD)
+        ),
+        description="Memories a namespace keeps as rows beside its units before it gets a "
+        "Chroma collection of its own; 0 = a collection for every namespace.  Chosen when a "
+        "store is made; the store keeps it [$RIPPLEGRAPH_COLLECTION_THRESHOLD].",
+    )
+    erasure_window_minutes: Annotated[float, _clamped(0.0, 1440.0)] = Field(
+        default_factory=lambda: _env_number("RIPPLEGRAPH_ERASURE_WINDOW", ERASURE_WINDOW_MINUTES),
+        description="Most minutes between a forget and the compaction that removes what it "
+        "left in Chroma's or PostgreSQL's files (0-1440) [$RIPPLEGRAPH_ERASURE_WINDOW].",
     )
     embedding_model: str = Field(
         default_factory=lambda: _env("RIPPLEGRAPH_EMBEDDING") or DEFAULT_EMBEDDING,

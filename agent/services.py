@@ -34,6 +34,8 @@ class Services:
             settings.embedding_model,
             settings.chroma_url or None,
             settings.database_url or None,
+            collection_threshold=settings.collection_threshold,
+            erasure_window_minutes=settings.erasure_window_minutes,
         )
 
     def caller(self, purpose: Purpose = "main") -> RoleCaller | None:

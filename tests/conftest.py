@@ -111,6 +111,27 @@ def store_dir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "store"
 
 
+CHROMA_CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "chroma.yaml"
+"""The Chroma server config the project ships; the suite's servers run with it."""
+
+
+def start_chroma(data: Path, port: int, output: Any) -> subprocess.Popen[bytes]:
+    """``chroma run deploy/chroma.yaml`` on a loopback port, its files in ``data``."""
+    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
+    settings = {"CHROMA_PERSIST_PATH": str(data), "CHROMA_PORT": str(port)}
+    return subprocess.Popen(
+        [chroma, "run", str(CHROMA_CONFIG)],
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        env={
+            **os.environ,
+            **settings,
+            "CHROMA_LISTEN_ADDRESS": "127.0.0.1",
+            "ANONYMIZED_TELEMETRY": "False",
+        },
+    )
+
+
 def free_port() -> int:
     """A TCP port free on loopback right now."""
     with socket.socket() as probe:
@@ -143,25 +164,10 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if given:
         yield given.rstrip("/")
         return
-    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
     port = free_port()
     log = tmp_path_factory.mktemp("chroma-server") / "server.log"
     with log.open("wb") as output:
-        process = subprocess.Popen(
-            [
-                chroma,
-                "run",
-                "--path",
-                str(log.parent / "data"),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
+        process = start_chroma(log.parent / "data", port, output)
         url = f"http://127.0.0.1:{port}"
         try:
             wait_for_http(f"{url}/api/v2/heartbeat", timeout=60, process=process)

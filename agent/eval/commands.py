@@ -59,14 +59,21 @@ _OFFLINE = ModelSettings(model=None, base_url=None)
 
 
 @contextmanager
-def _store(store: Path | None, database_url: str | None = None) -> Iterator[Deployed]:
+def _store(
+    store: Path | None, database_url: str | None = None, **settings: Any
+) -> Iterator[Deployed]:
+    """A bench deployment at ``store`` (else a temporary one), with any other settings."""
     # The retrieval systems are measured with the offline policies, whatever the environment.
     if store is not None:
-        yield Deployment(store_dir=str(store), database_url=database_url, llm=_OFFLINE).bind()
+        yield Deployment(
+            store_dir=str(store), database_url=database_url, llm=_OFFLINE, **settings
+        ).bind()
         return
     with tempfile.TemporaryDirectory(prefix="ripplegraph-bench-") as scratch:
         where = str(Path(scratch) / "store")
-        yield Deployment(store_dir=where, database_url=database_url, llm=_OFFLINE).bind()
+        yield Deployment(
+            store_dir=where, database_url=database_url, llm=_OFFLINE, **settings
+        ).bind()
 
 
 @contextmanager
@@ -293,3 +300,53 @@ def scale(
         out,
         charts,
     )
+
+
+ChromaUrlOption = Annotated[
+    str | None,
+    typer.Option("--chroma-url", help="Keep the vectors on this Chroma server (served)."),
+]
+DatabaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--database-url", help="Keep the relational side in this PostgreSQL database."),
+]
+ThresholdOption = Annotated[
+    int | None,
+    typer.Option(
+        "--collection-threshold",
+        help="Memories a namespace keeps in rows before it gets a Chroma collection "
+        "(0: every namespace its own) [default: the store's].",
+    ),
+]
+
+
+@bench.command("soak")
+def soak(
+    users: Annotated[int, typer.Option("--users", help="Users, each one namespace.")] = 100,
+    memories: Annotated[int, typer.Option("--memories", help="Memories each user holds.")] = 200,
+    minutes: Annotated[float, typer.Option("--minutes", help="Length of the load.")] = 30.0,
+    rate: Annotated[float, typer.Option("--rate", help="Operations per second.")] = 10.0,
+    ttl_minutes: Annotated[
+        float, typer.Option("--ttl-minutes", help="Time to live of the puts that have one.")
+    ] = 2.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the load's draws.")] = 0,
+    store: StoreOption = None,
+    chroma_url: ChromaUrlOption = None,
+    database_url: DatabaseUrlOption = None,
+    collection_threshold: ThresholdOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+) -> None:
+    """A steady mixed load through RippleGraphStore: memory, latency drift, errors, erasure."""
+    from ripplegraph.agent.eval.soak import SoakPlan, run_soak, soak_chart, soak_markdown
+
+    plan = SoakPlan(users, memories, minutes, rate, ttl_minutes, seed)
+    settings: dict[str, Any] = {"chroma_url": chroma_url}
+    if collection_threshold is not None:
+        settings["collection_threshold"] = collection_threshold
+    ticks = max(1, int(minutes * 6))  # one every ten seconds
+    with _store(store, database_url, **settings) as context, _progress("soak", ticks) as advance:
+        results = run_soak(context, plan, advance)
+    suffix = "" if not (chroma_url or database_url) else "_served"
+    _publish(f"soak{suffix}", results, soak_markdown(results), soak_chart, results_dir, out, charts)

@@ -19,13 +19,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem
 from ripplegraph.agent.store.derived import Changes
 from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
+
+Placement = Literal["rows", "collection"]
+"""Where a namespace's vectors live: rows beside its units, or a Chroma collection of its own."""
 
 
 class RelationalBackend(ABC):
@@ -46,8 +49,17 @@ class RelationalBackend(ABC):
         """
 
     @abstractmethod
-    def scrub(self) -> None:
-        """Leave no copy of deleted rows where the database keeps them (after a forget)."""
+    def scrub(self) -> bool:
+        """After a forget: leave no copy of deleted rows that this can reach at its cost.
+
+        Returns whether nothing is left for ``compact``: SQLite zeroes deleted rows as it
+        deletes them and only has its write-ahead log to empty; a server database keeps dead
+        rows in its table files until ``compact`` rewrites them.
+        """
+
+    @abstractmethod
+    def compact(self) -> bool:
+        """Rewrite what holds deleted rows' bytes; whether nothing is left of them now."""
 
     @abstractmethod
     def meta(self, key: str) -> str | None:
@@ -56,6 +68,10 @@ class RelationalBackend(ABC):
     @abstractmethod
     def set_meta(self, key: str, value: str) -> None:
         """Record a store-wide setting."""
+
+    @abstractmethod
+    def tally(self, key: str, by: int) -> int:
+        """Add ``by`` to the counter ``key`` (from 0) in one transaction; its new value."""
 
     @abstractmethod
     def generation(self, namespace: str) -> int:
@@ -236,14 +252,75 @@ class RelationalBackend(ABC):
     def expired_items(self, now: datetime) -> list[tuple[str, str]]:
         """(namespace, key) of every item whose time to live ran out by ``now``."""
 
+    # --- vectors kept in rows, and where each namespace's vectors live ------------------------
+
+    @abstractmethod
+    def placement(self, namespace: str) -> Placement | None:
+        """Where the namespace's vectors live; ``None`` for one not placed yet."""
+
+    @abstractmethod
+    def place(self, namespace: str, placement: Placement) -> None:
+        """Record where the namespace's vectors live (registering the namespace)."""
+
+    @abstractmethod
+    def in_collections(self) -> list[str]:
+        """Namespaces whose vectors are in collections of their own."""
+
+    @abstractmethod
+    def unplaced(self) -> list[str]:
+        """Registered namespaces with no recorded placement (written before version 4)."""
+
+    @abstractmethod
+    def insert_vectors(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Write vector rows of the namespace; writing an id again replaces its row."""
+
+    @abstractmethod
+    def vectors(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """Vector rows by id, of committed units of the namespace only."""
+
+    @abstractmethod
+    def namespace_vectors(
+        self, namespace: str, *, committed: bool = True
+    ) -> tuple[list[str], np.ndarray]:
+        """The namespace's vector rows as ids and a matrix: of committed units, in write order.
+
+        With ``committed=False`` every row, with a unit or not (a promotion moves them all).
+        """
+
+    @abstractmethod
+    def delete_vectors(self, namespace: str, ids: Iterable[str]) -> None:
+        """Delete vector rows of the namespace (ids without one are ignored)."""
+
+    @abstractmethod
+    def vector_ids(self, namespace: str) -> set[str]:
+        """Ids of every vector row of the namespace, with or without a unit."""
+
+    @abstractmethod
+    def vector_namespaces(self) -> list[str]:
+        """Namespaces holding a vector row."""
+
+    # --- what compactions owe ----------------------------------------------------------------
+
+    @abstractmethod
+    def owe(self, parts: Iterable[str], since: float) -> None:
+        """Record that these parts hold forgotten bytes since ``since`` (the oldest is kept)."""
+
+    @abstractmethod
+    def debts(self) -> dict[str, float]:
+        """Every part owed a compaction, with the time its debt began, oldest first."""
+
+    @abstractmethod
+    def settle(self, parts: Iterable[str]) -> None:
+        """These parts are compacted."""
+
     # --- namespaces: forgetting, copying, checking ---------------------------------------------
 
     @abstractmethod
     def delete_units(self, namespace: str, ids: Iterable[str]) -> list[str]:
         """Delete units of ``namespace`` and everything that refers to them, in one transaction.
 
-        Cue entries, edges both ways, pending marks, cluster membership and every item a unit
-        was made of (its value quotes the unit) go; root units lose
+        Cue entries, edges both ways, vector rows, pending marks, cluster membership and every
+        item a unit was made of (its value quotes the unit) go; root units lose
         the evidence (one left with none is deleted, one with some left is marked stale until
         consolidation rewrites it).  Returns the ids that were deleted.
         """

@@ -44,15 +44,16 @@ class _Followed(Generic[T]):
 class DerivedCache(Generic[T]):
     """One value per (store, namespace, parameters), rebuilt after the namespace changes.
 
-    With a ``limit``, the least recently used entries go first: caches keyed by free text
-    (a query) would otherwise grow with every question asked.
+    With a ``limit``, the least recently used entries go first, and the least recently used
+    namespaces' followed values: caches keyed by free text (a query) would otherwise grow with
+    every question asked, and followed values with every user who ever asked one.
     """
 
     def __init__(self, limit: int | None = None) -> None:
         self._entries: OrderedDict[tuple[Hashable, ...], tuple[int, T]] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
-        self._followed: dict[tuple[Hashable, ...], _Followed[T]] = {}
+        self._followed: OrderedDict[tuple[Hashable, ...], _Followed[T]] = OrderedDict()
         _registry.add(self)
 
     def get(
@@ -96,6 +97,8 @@ class DerivedCache(Generic[T]):
         key = (str(directory), namespace)
         with self._lock:
             hit = self._followed.get(key)
+            if hit is not None:
+                self._followed.move_to_end(key)
             if hit is not None and hit.generation == generation:
                 return hit.value
             fresh = changes(hit.seq if hit else 0)
@@ -110,6 +113,8 @@ class DerivedCache(Generic[T]):
             if fresh.units:
                 seq = fresh.units[-1][0]
             self._followed[key] = _Followed(generation, value, seq, fresh.removals)
+            while self._limit is not None and len(self._followed) > self._limit:
+                self._followed.popitem(last=False)
             return value
 
     def evict(self, directory: Path, namespace: str) -> None:

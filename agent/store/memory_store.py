@@ -7,10 +7,12 @@ Every read and write names a namespace.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -36,10 +38,20 @@ from ripplegraph.agent.store.ids import memory_id
 from ripplegraph.agent.store.lexical import Bm25, ranked
 from ripplegraph.agent.store.postgres import PostgresBackend
 from ripplegraph.agent.store.sqlite import SQLiteBackend
+from ripplegraph.agent.store.vector_layout import VectorLayout
 from ripplegraph.agent.store.vectors import VectorIndex
 from ripplegraph.agent.text import normalise_cue
 
-_VECTOR_CACHE_LIMIT = 250_000  # ≈ 390 MB of MiniLM vectors
+_log = logging.getLogger(__name__)
+_VECTOR_CACHE_LIMIT = 100_000  # ≈ 160 MB of MiniLM vectors, most recently used kept
+COLLECTION_THRESHOLD = 2000
+"""Vectors a namespace keeps in rows; one more and it gets a Chroma collection of its own."""
+ERASURE_WINDOW_MINUTES = 10.0
+"""How long after a forget its compaction may wait (``compact`` closes the window at once)."""
+DEMOTIONS = 100
+"""Namespaces a background compaction moves from a collection into rows, at most."""
+RELATIONAL_DEBT = "relational"
+"""Debt part: the relational side's files hold dead rows until its ``compact``."""
 S = TypeVar("S")
 T = TypeVar("T")
 _ENTRIES = 512  # values kept per derived cache: searches are keyed by free text
@@ -79,6 +91,15 @@ class Vocabulary:
         return people, places
 
 
+@dataclass(frozen=True)
+class Compaction:
+    """What one ``compact`` did: the debts it settled, the namespaces moved into rows."""
+
+    settled: list[str]
+    demoted: list[str]
+    seconds: float
+
+
 @dataclass
 class CheckReport:
     """What ``MemoryStore.check`` found.
@@ -114,6 +135,9 @@ class MemoryStore:
         embedder: Embedder,
         chroma_url: str | None = None,
         database_url: str | None = None,
+        *,
+        collection_threshold: int = COLLECTION_THRESHOLD,
+        erasure_window_minutes: float = ERASURE_WINDOW_MINUTES,
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -146,15 +170,27 @@ class MemoryStore:
                     else ("in embedded Chroma: open it without a Chroma URL")
                 )
                 raise StoreError(f"the store at {self.directory} keeps its vectors {where}")
-            self.vectors = (
+            chroma = (
                 VectorIndex.remote(chroma_url, self.store_id)
                 if chroma_url
-                else VectorIndex.embedded(self.directory / "chroma", self.store_id)
+                else VectorIndex.embedded_at(self.directory / "chroma", self.store_id)
             )
+            threshold = self.relational.meta("collection_threshold")
+            if threshold is None:  # chosen when the store is made, like its embeddings
+                threshold = str(collection_threshold)
+                self.relational.set_meta("collection_threshold", threshold)
+            self.vectors = VectorLayout(self.relational, chroma, int(threshold))
+            self.vectors.place_unplaced()
         self._write_lock = self.relational.writer()
-        self._vector_cache: dict[str, np.ndarray] = {}
+        self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vector_cache_lock = threading.Lock()
         self._caches: dict[str, DerivedCache[Any]] = {}
         self._caches_lock = threading.Lock()
+        self.erasure_window = erasure_window_minutes * 60.0
+        """Seconds within which a compaction follows a forget (its erasure window)."""
+        self._compaction: threading.Timer | None = None
+        self._compaction_lock = threading.Lock()
+        self._schedule_compaction()
 
     def write_lock(self) -> AbstractContextManager[object]:
         """The cross-process lock every writer holds (re-entrant within a process).
@@ -189,7 +225,7 @@ class MemoryStore:
                     [new[i].id for i in indexes],
                     vectors[indexes],
                 )
-            self._vector_cache.update({unit.id: vectors[i] for i, unit in enumerate(new)})
+            self._cache_vectors({unit.id: vectors[i] for i, unit in enumerate(new)})
             self.relational.insert_units(new)
             return [u.id for u in new]
 
@@ -292,66 +328,163 @@ class MemoryStore:
             return deleted
 
     def _erase_copies(self, units: Sequence[MemoryUnit]) -> None:
-        """Remove the bytes a delete leaves: threads quoting the units, free pages, logs."""
+        """Remove the bytes a delete leaves, at the cost of what was deleted.
+
+        Checkpointed threads quoting the units are purged and the relational log emptied now
+        (with SQLite nothing else is left); what stays in a collection's index files, Chroma's
+        catalog or PostgreSQL's table files is owed to the compaction that closes the erasure
+        window (``compact``), scheduled here.
+        """
         if not units:
             return
         purge_threads(self.directory / CHECKPOINTS, [u.id for u in units], [u.text for u in units])
-        self.relational.scrub()
-        for namespace in {u.namespace for u in units}:
-            if self.count_units(namespace):
-                self.vectors.rewrite(namespace)
-        self.vectors.compact()
+        if not self.relational.scrub():
+            self.relational.owe([RELATIONAL_DEBT], time.time())
+        self._schedule_compaction()
+
+    # --- compaction: closing the erasure window ----------------------------------------------
+
+    def debts(self) -> dict[str, float]:
+        """What compactions owe, by part, with the time each debt began (oldest first)."""
+        return self.relational.debts()
+
+    def compact(self, *, demotions: int | None = DEMOTIONS) -> Compaction:
+        """Remove every forgotten byte a forget left behind, and settle the debts.
+
+        Collections owed a flush are saved by Chroma without their deleted vectors, Chroma's
+        catalog is vacuumed (embedded), the relational side's files are rewritten where they
+        keep dead rows (PostgreSQL), and up to ``demotions`` namespaces kept in collections
+        they are too small for (every one with ``None``; a store of an earlier version holds
+        many) move their vectors into rows.  Each step costs what it rewrites, and only parts
+        a forget touched are rewritten.
+        """
+        started = time.perf_counter()
+        with self._write_lock:
+            small = self.vectors.small_collections()
+            moved = small if demotions is None else small[:demotions]
+            for namespace in moved:
+                self.vectors.demote(namespace)
+                evict_namespace(self.directory, namespace)
+            debts = self.relational.debts()
+            self.vectors.compact(debts)
+            settled = [part for part in debts if part != RELATIONAL_DEBT]
+            if RELATIONAL_DEBT in debts and self.relational.compact():
+                settled.append(RELATIONAL_DEBT)
+            self.relational.settle(settled)
+        self._schedule_compaction()
+        return Compaction(sorted(settled), moved, time.perf_counter() - started)
+
+    def compact_due(self) -> Compaction | None:
+        """``compact`` if the oldest debt is as old as the erasure window, else nothing."""
+        debts = self.relational.debts()
+        if debts and min(debts.values()) + self.erasure_window <= time.time():
+            return self.compact()
+        return None
+
+    def _schedule_compaction(self) -> None:
+        """Have a daemon thread run ``compact_due`` when the oldest debt's window closes.
+
+        One timer at a time: a later debt is younger, so the pending timer comes first.  A
+        process that ends before the timer leaves its debts recorded; the next process to
+        open the store schedules them.
+        """
+        with self._compaction_lock:
+            if self._compaction is not None and self._compaction.is_alive():
+                return
+            debts = self.relational.debts()
+            if not debts:
+                return
+            delay = max(0.0, min(debts.values()) + self.erasure_window - time.time())
+            self._compaction = threading.Timer(delay, self._compact_in_background)
+            self._compaction.daemon = True
+            self._compaction.start()
+
+    def _compact_in_background(self) -> None:
+        with self._compaction_lock:
+            self._compaction = None
+        try:
+            self.compact_due()
+        except Exception:  # the store may have been closed, or a server be away: retry later
+            _log.exception("compaction failed; it is tried again after the erasure window")
+            with self._compaction_lock:
+                self._compaction = threading.Timer(self.erasure_window, self._compact_in_background)
+                self._compaction.daemon = True
+                self._compaction.start()
+            return
+        self._schedule_compaction()
 
     def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:
         for namespace in {u.namespace for u in units}:
             evict_namespace(self.directory, namespace)
-        for unit in units:
-            self._vector_cache.pop(unit.id, None)
+        with self._vector_cache_lock:
+            for unit in units:
+                self._vector_cache.pop(unit.id, None)
         self.embedder.forget([u.text for u in units])
 
     def check(self, *, repair: bool = False) -> CheckReport:
-        """Cross-check SQLite and Chroma; with ``repair``, remove leftovers and broken rows.
+        """Cross-check the relational side and the vectors; with ``repair``, mend them.
 
         Holds the write lock, so an ingest in another process is never mistaken for damage.
-        A unit whose vector is missing is re-embedded from its stored text on repair.
+        A unit whose vector is missing is re-embedded from its stored text on repair; vectors
+        where their namespace's do not live (a move cut short) are deleted there.
         """
         with self._write_lock:
             report = CheckReport(problems=self.relational.dangling())
             known = self.relational.namespaces()
-            with_vectors = set(self.vectors.namespaces())
-            missing_vectors = orphan_vectors = 0
+            in_rows = set(self.relational.vector_namespaces())
+            in_chroma = set(self.vectors.chroma.namespaces())
+            missing_vectors = orphan_vectors = misplaced_vectors = 0
             for namespace in known:
                 units = self.relational.unit_ids(namespace)
                 report.units += len(units)
                 report.namespaces += bool(units)
-                vectors = self.vectors.ids(namespace) if namespace in with_vectors else set()
+                rows = self.relational.vector_ids(namespace) if namespace in in_rows else set()
+                held = self.vectors.chroma.ids(namespace) if namespace in in_chroma else set()
+                if self.vectors.placement(namespace) == "collection":
+                    vectors, misplaced = held, rows
+                else:
+                    vectors, misplaced = rows, held
                 lost, orphans = sorted(units - vectors), sorted(vectors - units)
                 missing_vectors += len(lost)
                 orphan_vectors += len(orphans)
+                misplaced_vectors += len(misplaced)
                 pending = self.relational.pending_links(namespace)
                 if pending:
                     report.pending_links[namespace] = pending
-                if repair and orphans:
-                    self.vectors.delete(namespace, orphans)
-                if repair and lost:
-                    restored = list(self.relational.units(namespace, lost).values())
-                    self.vectors.upsert(
-                        namespace,
-                        [u.id for u in restored],
-                        self.embedder.documents([u.text for u in restored]),
-                    )
-            stray = sorted(with_vectors - set(known))
+                if repair:
+                    self._repair_vectors(namespace, lost, orphans, misplaced)
+            stray = sorted((in_rows | in_chroma) - set(known))
             report.problems["units without a vector"] = missing_vectors
             report.leftovers = {
                 "vectors without a unit": orphan_vectors,
-                "collections of unknown namespaces": len(stray),
+                "vectors where their namespace's do not live": misplaced_vectors,
+                "vectors of unknown namespaces": len(stray),
             }
             if repair:
                 for namespace in stray:
                     self.vectors.drop(namespace)
                 self.relational.repair_references()
+                self.vectors.place_unplaced()
                 report.repaired = True
             return report
+
+    def _repair_vectors(
+        self, namespace: str, lost: list[str], orphans: list[str], misplaced: set[str]
+    ) -> None:
+        """Delete vectors without a unit or in the wrong place; re-embed missing ones."""
+        if orphans:
+            self.vectors.delete(namespace, orphans)
+        if misplaced and self.vectors.placement(namespace) == "collection":
+            self.relational.delete_vectors(namespace, misplaced)
+        elif misplaced:
+            self.vectors.chroma.drop(namespace)
+        if lost:
+            restored = list(self.relational.units(namespace, lost).values())
+            self.vectors.upsert(
+                namespace,
+                [u.id for u in restored],
+                self.embedder.documents([u.text for u in restored]),
+            )
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -385,22 +518,32 @@ class MemoryStore:
         Ids hash their content, so a cached vector can only go stale by deletion, which
         drops it from the cache too.
         """
-        found = {mid: self._vector_cache[mid] for mid in ids if mid in self._vector_cache}
+        with self._vector_cache_lock:
+            found = {}
+            for mid in ids:
+                cached = self._vector_cache.get(mid)
+                if cached is not None:
+                    self._vector_cache.move_to_end(mid)
+                    found[mid] = cached
         missing = [mid for mid in ids if mid not in found]
         if missing:
             fetched = self.vectors.embeddings(namespace, missing)
-            if len(self._vector_cache) > _VECTOR_CACHE_LIMIT:
-                self._vector_cache.clear()
-            self._vector_cache.update(fetched)
+            self._cache_vectors(fetched)
             found.update(fetched)
         return found
+
+    def _cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+        with self._vector_cache_lock:
+            self._vector_cache.update(vectors)
+            while len(self._vector_cache) > _VECTOR_CACHE_LIMIT:
+                self._vector_cache.popitem(last=False)
 
     def search_vectors(
         self, namespace: str, vectors: np.ndarray, k: int
     ) -> list[list[tuple[str, float]]]:
         """Nearest stored units for each vector, as (id, cosine); only committed units."""
         results = self.vectors.query(namespace, vectors, k)
-        committed = self.relational.existing({mid for hits in results for mid, _ in hits})
+        committed = self.relational.units(namespace, {mid for hits in results for mid, _ in hits})
         return [[(mid, s) for mid, s in hits if mid in committed] for hits in results]
 
     def _searched(
@@ -683,7 +826,11 @@ class MemoryStore:
         self.relational.clear_pending_roots(ids)
 
     def close(self) -> None:
-        """Release the SQLite connection."""
+        """Release the database connection and stop the compaction timer (debts stay owed)."""
+        with self._compaction_lock:
+            if self._compaction is not None:
+                self._compaction.cancel()
+                self._compaction = None
         self.relational.close()
 
 
@@ -703,6 +850,9 @@ def open_store(
     embeddings: str | Embeddings = DEFAULT_EMBEDDING,
     chroma_url: str | None = None,
     database_url: str | None = None,
+    *,
+    collection_threshold: int = COLLECTION_THRESHOLD,
+    erasure_window_minutes: float = ERASURE_WINDOW_MINUTES,
 ) -> MemoryStore:
     """Open (once per process) the store at ``directory`` with the given embeddings.
 
@@ -720,5 +870,12 @@ def open_store(
         key = (path, embedder.name, chroma_url, database_url)
         store = _stores.get(key)
         if store is None:
-            store = _stores[key] = MemoryStore(Path(path), embedder, chroma_url, database_url)
+            store = _stores[key] = MemoryStore(
+                Path(path),
+                embedder,
+                chroma_url,
+                database_url,
+                collection_threshold=collection_threshold,
+                erasure_window_minutes=erasure_window_minutes,
+            )
         return store

@@ -3,9 +3,10 @@
 Same tables and SQL as SQLite (``agent.store.sql``); what differs is here.  Writes are
 transactions that first take one transaction-scoped advisory lock, so writers queue as they do
 on SQLite's one-writer file, wherever they run; reads see one snapshot (repeatable read).  A
-forget ends with ``VACUUM FULL``, which rewrites every table without the deleted rows, and a
-checkpoint where the role may make one.  What a client cannot reach stays the operator's: the
-write-ahead log until its segments are recycled, WAL archives, replicas and backups.
+deleted row's bytes stay in its table's files until the compaction that follows a forget
+(within the erasure window) runs ``VACUUM FULL``, which rewrites every table without them, and
+a checkpoint where the role may make one.  What a client cannot reach stays the operator's:
+the write-ahead log until its segments are recycled, WAL archives, replicas and backups.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from typing_extensions import override
@@ -122,15 +124,21 @@ class PostgresBackend(SQLTables):
         return self._writer
 
     @override
-    def scrub(self) -> None:
-        """Rewrite every table without its deleted rows, then checkpoint where allowed."""
+    def scrub(self) -> bool:
+        """Nothing at a forget's own cost: dead rows stay in the table files until ``compact``."""
+        return False
+
+    @override
+    def compact(self) -> bool:
+        """Rewrite every table without its dead rows, then checkpoint where allowed."""
         with self._lock:
             for table in TABLES:
                 self._db.execute(f"VACUUM FULL {table}")
             try:
                 self._db.execute("CHECKPOINT")
             except Exception as error:  # CHECKPOINT needs superuser or pg_checkpoint
-                _log.warning("no checkpoint after the forget (%s): the log keeps old pages", error)
+                _log.warning("no checkpoint after compacting (%s): the log keeps old pages", error)
+        return True
 
     @override
     @contextmanager
@@ -152,3 +160,27 @@ class PostgresBackend(SQLTables):
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return list(self._db.execute(_native(sql), params).fetchall())
+
+
+def database_files(url: str) -> list[Path]:
+    """The files holding the database ``url`` names, after a checkpoint wrote them out.
+
+    Its tables and indexes live under ``base/<oid>`` of the server's data directory (readable
+    by a superuser on the server's machine, as a benchmark's or a test's cluster is); the
+    write-ahead log (``pg_wal``) is left out: its segments are the operator's to recycle.
+    Empty when the server does not say where its files are, or they are not on this machine.
+    """
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("CHECKPOINT")
+            (data,) = db.execute("SHOW data_directory").fetchone() or ("",)
+            (oid,) = db.execute(
+                "SELECT oid FROM pg_database WHERE datname = current_database()"
+            ).fetchone() or (0,)
+    except psycopg.Error as error:
+        _log.warning("cannot list the database's files: %s", error)
+        return []
+    folder = Path(data) / "base" / str(oid)
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []

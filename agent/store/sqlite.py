@@ -1,7 +1,8 @@
 """The relational side on one SQLite file: the embedded default.
 
 One file in WAL mode, one connection shared under a lock.  ``secure_delete`` zeroes a deleted
-row's bytes in the file, and ``scrub`` empties the write-ahead log after a forget.
+row's bytes in the file as it is deleted, and ``scrub`` empties the write-ahead log after a
+forget, so a forget leaves nothing here for a later compaction.
 """
 
 from __future__ import annotations
@@ -52,19 +53,26 @@ class SQLiteBackend(SQLTables):
         return self._writer
 
     @override
-    def scrub(self) -> None:
+    def scrub(self) -> bool:
         """Fold the write-ahead log into the file and truncate it (after a forget).
 
         With ``secure_delete`` the file's deleted cells are already zeros; the log still holds
-        the pages as they were written until this checkpoint empties it.
+        the pages as they were written until this checkpoint empties it.  Another process
+        reading the file keeps the log alive: then ``compact`` tries again.
         """
         with self._lock:
             busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         if busy:
             _log.warning(
                 "another process kept reading graph.sqlite: its write-ahead log keeps the "
-                "forgotten rows' pages until the next checkpoint"
+                "forgotten rows' pages until the next compaction"
             )
+        return not busy
+
+    @override
+    def compact(self) -> bool:
+        """Only the write-ahead log can hold deleted rows: empty it."""
+        return self.scrub()
 
     @override
     @contextmanager

@@ -26,7 +26,13 @@ def ingest(context: Context | Deployed, namespace: str, sessions: list) -> Inges
 
 BACKENDS = ["embedded", "chroma-server", "postgres", "postgres+chroma-server"]
 """Where the vectors and the relational side live: embedded Chroma and SQLite, a Chroma
-server, PostgreSQL with embedded Chroma, PostgreSQL with a Chroma server."""
+server, PostgreSQL with embedded Chroma, PostgreSQL with a Chroma server.
+
+Both vector layouts are covered: on ``embedded`` and ``postgres+chroma-server`` a namespace
+keeps its vectors in rows (the default for every namespace the tests make, all small), on
+``chroma-server`` and ``postgres`` every namespace has a collection of its own."""
+IN_COLLECTIONS = {"chroma-server", "postgres"}
+"""The backends whose stores give every namespace a collection (``collection_threshold=0``)."""
 
 
 def backend_context(
@@ -42,6 +48,8 @@ def backend_context(
     database = (
         new_database(request.getfixturevalue("postgres")) if param.startswith("postgres") else None
     )
+    if param in IN_COLLECTIONS:
+        settings.setdefault("collection_threshold", 0)
     return deployed(store_dir=str(store_dir), chroma_url=url, database_url=database, **settings)
 
 

@@ -146,10 +146,7 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
     assert len({(u.provenance.session_id, *u.provenance.turn_ids) for u in units}) == TOTAL
     report = check_report(crash_context)
     assert report["consistent"] and report["pending_links"] == {}, report
-    assert report["leftovers"] == {
-        "vectors without a unit": 0,
-        "collections of unknown namespaces": 0,
-    }
+    assert not any(report["leftovers"].values()), report
     assert {u.id for u in units} == reference_ids
     assert store.count_edges("ana")["semantic"] > 0
 

@@ -1,15 +1,19 @@
-"""Forgetting down to the bytes, on embedded Chroma and on a Chroma server.
+"""Forgetting down to the bytes, on every backend, by the rule the README states.
 
-After each kind of forget, no file under the store holds a forgotten memory's text, vector or
-id, and what was not forgotten is still recalled.  With the relational side on PostgreSQL the
-rows live in the server's files, where a client's guarantee ends at ``VACUUM FULL`` and a
-checkpoint (the README says what the operator must do), so these run on SQLite.
+When ``forget`` returns, no file under the store holds a forgotten memory's text, and where
+the relational side is SQLite and the namespace keeps its vectors in rows, nor its id or
+vector.  What a collection's index files, Chroma's catalog and PostgreSQL's table files keep
+is owed to a compaction; once it has run (``ripplegraph compact``, or the store's own within
+its erasure window) no file under the store, and none of the database's, holds any of it.  A
+Chroma server's own files are its operator's; the write-ahead log of PostgreSQL too.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,30 +22,35 @@ from typer.testing import CliRunner
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.store.postgres import database_files
 from tests.conftest import deployed
-from tests.integration.conftest import backend_context, ingest
+from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import secret, tenant_sessions
 
 pytestmark = pytest.mark.integration
 QUESTIONS = ["What is Maya allergic to?", "What is the locker combination?", "Who is Tom?"]
-SELECTORS = {
-    "memory-id": lambda units: ["--memory-id", units[0].id, "--memory-id", units[1].id],
-    "session": lambda units: ["--session", "s2"],
-    "person": lambda units: ["--person", "Maya"],
-    "all": lambda units: ["--all"],
+SELECTORS: dict[str, Any] = {
+    "memory-id": lambda units: {"memory_ids": [units[0].id, units[1].id]},
+    "session": lambda units: {"session": "s2"},
+    "person": lambda units: {"person": "Maya"},
+    "all": lambda units: {"everything": True},
 }
 
 
-@pytest.fixture(params=["embedded", "chroma-server"])
+@pytest.fixture(params=BACKENDS)
 def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
-    """An empty store with its relational side in ``graph.sqlite``."""
+    """An empty store on each backend (two of them keep every namespace in a collection)."""
     return backend_context(request, tmp_path / "store")
 
 
-def store_bytes(store: Path) -> dict[Path, bytes]:
-    """Every file under the store, read whole (databases, logs, index folders, locks)."""
-    return {path: path.read_bytes() for path in sorted(store.rglob("*")) if path.is_file()}
+def store_bytes(context: Deployed) -> dict[Path, bytes]:
+    """Every file under the store (databases, logs, index folders, locks), and the database's."""
+    paths = sorted(p for p in Path(context.deployment.store_dir).rglob("*") if p.is_file())
+    if context.deployment.database_url:
+        paths += database_files(context.deployment.database_url)
+    return {path: path.read_bytes() for path in paths}
 
 
 def found(files: dict[Path, bytes], needles: list[bytes]) -> list[str]:
@@ -49,11 +58,17 @@ def found(files: dict[Path, bytes], needles: list[bytes]) -> list[str]:
 
 
 def cli(context: Deployed, *args: str) -> str:
-    server = context.deployment.chroma_url
-    where = ["--store", context.deployment.store_dir, *(["--chroma-url", server] if server else [])]
-    result = CliRunner().invoke(app, [*args, *where])
+    result = CliRunner().invoke(app, [*args, *store_args(context)])
     assert result.exit_code == 0, result.output
     return result.stdout
+
+
+def needles(context: Deployed, units: list[MemoryUnit], vectors: dict[str, Any]) -> list[bytes]:
+    """What must leave the files: texts and ids, and the vectors Chroma or the rows held here."""
+    wanted = [*(u.text.encode() for u in units), *(u.id.encode() for u in units)]
+    if not context.deployment.chroma_url or context.store().vectors.threshold:
+        wanted += [vectors[u.id].astype(np.float32).tobytes() for u in units]
+    return wanted
 
 
 @pytest.mark.parametrize("selector", SELECTORS)
@@ -66,29 +81,32 @@ def test_forget_leaves_no_bytes_behind(fresh_context: Deployed, selector: str) -
     for question in QUESTIONS:  # checkpointed threads that quote alice's memories
         cli(fresh_context, "ask", question, "-n", "alice")
     cli(fresh_context, "ask", "What is Maya allergic to?", "-n", "bob")
-    root = Path(fresh_context.deployment.store_dir)
+    in_rows = store.vectors.placement("alice") == "rows"
 
-    result = json.loads(
-        cli(fresh_context, "forget", "-n", "alice", *SELECTORS[selector](units), "--json")
-    )
+    gone = set(store.forget("alice", **SELECTORS[selector](units)))
 
-    gone = set(result["forgotten"])
     kept = {u.text for namespace in ("alice", "bob") for u in store.all_units(namespace)}
     forgotten = [u for u in units if u.id in gone and u.text not in kept]  # bob says some too
-    assert forgotten and result["remaining"] == len(units) - len(gone)
-    texts = [u.text.encode() for u in forgotten]
-    needles = [*texts, *(u.id.encode() for u in forgotten)]
-    if not fresh_context.deployment.chroma_url:  # a server's files are its operator's
-        needles += [vectors[u.id].astype(np.float32).tobytes() for u in forgotten]
-    assert found(store_bytes(root), needles) == []
-    if selector == "all":
-        assert store.vectors.namespaces() == ["bob"]
-        folders = (
-            [p for p in (root / "chroma").iterdir() if p.is_dir()]
-            if not fresh_context.deployment.chroma_url
-            else []
-        )
-        assert len(folders) <= 1, "the dropped collection's index folder is deleted"
+    assert forgotten and store.count_units("alice") == len(units) - len(gone)
+    here = {p: d for p, d in store_bytes(fresh_context).items() if "base" not in p.parts}
+    assert found(here, [u.text.encode() for u in forgotten]) == []
+    deployment = fresh_context.deployment
+    if not deployment.database_url and in_rows:  # every copy went with the forget
+        assert found(store_bytes(fresh_context), needles(fresh_context, forgotten, vectors)) == []
+    # Owed: PostgreSQL's dead rows; a collection's deleted vectors (a dropped one on a server
+    # leaves nothing of this store's); embedded Chroma's catalog.
+    owed = bool(deployment.database_url) or (
+        not in_rows and (selector != "all" or not deployment.chroma_url)
+    )
+    assert bool(store.debts()) == owed
+
+    cli(fresh_context, "compact")
+
+    assert store.debts() == {}
+    assert found(store_bytes(fresh_context), needles(fresh_context, forgotten, vectors)) == []
+    if selector == "all" and not in_rows and not fresh_context.deployment.chroma_url:
+        folders = [p for p in (Path(fresh_context.deployment.store_dir) / "chroma").iterdir()]
+        assert len([p for p in folders if p.is_dir()]) <= 1, "alice's index folder is deleted"
     for unit in [u for u in units if u.id not in gone]:
         raw = recall_graph.invoke(
             RecallInput(query=unit.text, namespace="alice"), context=fresh_context
@@ -106,29 +124,54 @@ def test_the_byte_check_sees_what_a_store_holds(fresh_context: Deployed) -> None
     cli(fresh_context, "ask", "What is Maya allergic to?", "-n", "alice")
     store = fresh_context.store()
     units = store.all_units("alice")
-    files = store_bytes(Path(fresh_context.deployment.store_dir))
-    assert found(files, [u.text.encode() for u in units])
-    if not fresh_context.deployment.chroma_url:
-        vectors = store.embeddings("alice", [u.id for u in units]).values()
-        assert found(files, [v.astype(np.float32).tobytes() for v in vectors])
+    files = store_bytes(fresh_context)
+    tables = {p: d for p, d in files.items() if p.name != "checkpoints.sqlite"}
+    assert found(tables, [u.text.encode() for u in units]), "graph.sqlite or the database's"
+    vectors = store.embeddings("alice", [u.id for u in units])
+    held = needles(fresh_context, units, vectors)[2 * len(units) :]
+    if held:  # the vectors: in rows, or in an embedded collection's log and index
+        assert found(files, held)
     checkpoints = {p: d for p, d in files.items() if p.name == "checkpoints.sqlite"}
     assert found(checkpoints, [u.id.encode() for u in units]), "threads quote the evidence"
 
 
-def test_index_files_hold_nothing_past_their_live_elements(tmp_path: Path) -> None:
-    """Chroma writes its HNSW buffers unzeroed (chroma#7688); the store zeroes the slack."""
-    context = deployed(store_dir=str(tmp_path / "store"))
+def test_a_running_store_closes_its_erasure_window_by_itself(tmp_path: Path) -> None:
+    """No compact command: the store's own timer compacts once the window has passed."""
+    context = deployed(
+        store_dir=str(tmp_path / "store"), collection_threshold=0, erasure_window_minutes=0.02
+    )
     store = context.store()
     ingest(context, "alice", tenant_sessions(0))
-    folders = store.vectors._segment_folders("alice")
+    victim = store.all_units("alice")[2]
+    vector = store.embeddings("alice", [victim.id])
+    store.forget("alice", memory_ids=[victim.id])
+    assert store.debts()
+    deadline = time.monotonic() + 30
+    while store.debts() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert store.debts() == {}
+    assert found(store_bytes(context), needles(context, [victim], vector)) == []
+
+
+def test_index_files_hold_nothing_past_their_live_elements(tmp_path: Path) -> None:
+    """Chroma writes its HNSW buffers unzeroed (chroma#7688); the store zeroes the slack."""
+    context = deployed(store_dir=str(tmp_path / "store"), collection_threshold=0)
+    store = context.store()
+    ingest(context, "alice", tenant_sessions(0))
+    chroma = store.vectors.chroma
+    unit = store.all_units("alice")[0]
+    vector = store.embeddings("alice", [unit.id])[unit.id][None]
+    chroma.flush("alice")  # the index is saved: its files exist
+    folders = chroma._segment_folders("alice")
     assert folders
     marker = b"freed heap: vault0code23757"
-    for folder in folders:  # what an unlucky allocation leaves in the unused slots
+    for folder in folders:  # a save that wrote what an unlucky allocation left in the slack
         for name in ("data_level0.bin", "length.bin"):
             with (folder / name).open("r+b") as file:
                 file.seek(-len(marker), 2)
                 file.write(marker)
-    unit = store.all_units("alice")[0]
-    store.vectors.upsert("alice", [unit.id], store.embeddings("alice", [unit.id])[unit.id][None])
-    assert found(store_bytes(tmp_path / "store"), [marker]) == []
+        os.utime(folder / "header.bin", ns=(time.time_ns(), time.time_ns() + 1000))
+    assert found(store_bytes(context), [marker])
+    store.vectors.upsert("alice", [unit.id], vector)  # the next write sees the new save
+    assert found(store_bytes(context), [marker]) == []
     assert unit.id in {m for m, _ in store.search_semantic("alice", unit.text, 3)}

@@ -177,7 +177,7 @@ def test_the_harbor_grill_question_finds_the_allergy_and_delete_forgets_it(
     after = store.search(USER, query=HARBOR, limit=10)
     assert all("allergic" not in r.value["recall"]["memory"] for r in after)
     if not fresh_context.deployment.chroma_url and not fresh_context.deployment.database_url:
-        files = store_bytes(Path(fresh_context.deployment.store_dir))
+        files = store_bytes(fresh_context)
         assert found(files, [b"allergic to seafood", b"her throat swelled"]) == []
 
 
@@ -289,7 +289,7 @@ def test_an_item_lives_its_ttl_refreshed_by_reads_then_is_forgotten(
         "Alex: We adopted a cat called Miso."
     ]
     if not fresh_context.deployment.database_url:
-        assert found(store_bytes(Path(fresh_context.deployment.store_dir)), [b"Lisbon"]) == []
+        assert found(store_bytes(fresh_context), [b"Lisbon"]) == []
 
 
 def test_the_sweeper_forgets_expired_items_without_a_call(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from ripplegraph.agent.store import LINK_TYPES, MemoryStore, StoreError, memory_
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import evict_namespace
 from ripplegraph.agent.store.memory_store import MemoryStore as Store
-from ripplegraph.agent.store.vectors import EF_SEARCH, collection_name
+from ripplegraph.agent.store.vectors import EF_SEARCH, SYNC_THRESHOLD, collection_name
 from ripplegraph.agent.text import normalise_cue
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
@@ -211,13 +211,14 @@ def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
 
 
 def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) -> None:
-    """Older collections are widened on opening, though embedded Chroma's catalog is busy.
+    """Older collections are widened and save more often, though Chroma's catalog is busy.
 
     Widening an existing collection is refused as "database is locked" now and then (about 3
     in 100 on this machine), so many are opened: without the retry this fails almost surely.
     """
     store = fresh_context.store()
-    client = store.vectors._client
+    chroma = store.vectors.chroma
+    client = chroma._client
     # Only embedded Chroma refuses now and then; on a server one collection shows the widening.
     older = [f"older-{i}" for i in range(1 if fresh_context.deployment.chroma_url else 60)]
     for namespace in older:  # as a version before EF_SEARCH made them
@@ -228,10 +229,13 @@ def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) 
             metadata={"namespace": namespace, "store": store.store_id},
         )
         assert made.configuration_json["hnsw"]["ef_search"] < EF_SEARCH
+        assert made.configuration_json["hnsw"]["sync_threshold"] > SYNC_THRESHOLD
+    chroma.upsert("newer", ["m_new"], store.embedder.query("newer")[None, :])
     for namespace in [*older, "newer"]:
-        assert store.vectors.count(namespace) == 0  # opens the collection
+        assert chroma.count(namespace) == (namespace == "newer")  # opens the collection
         opened = client.get_collection(collection_name(store.store_id, namespace))
         assert opened.configuration_json["hnsw"]["ef_search"] == EF_SEARCH
+        assert opened.configuration_json["hnsw"]["sync_threshold"] == SYNC_THRESHOLD
         assert opened.configuration_json["hnsw"]["space"] == "cosine"
 
 

@@ -45,7 +45,14 @@ def break_store(context: Deployed) -> dict[str, Any]:
     store.vectors.delete("alice", [unvectored])
     orphan = store.embedder.documents(["orphan"])
     store.vectors.upsert("alice", ["m_orphan"], orphan)
-    store.vectors.upsert("carol", ["m_carol"], orphan)  # a namespace with no unit
+    misplaced = alice[7].id  # a vector also where alice's vectors do not live
+    in_rows = store.vectors.placement("alice") == "rows"
+    if in_rows:
+        store.vectors.chroma.upsert("alice", [misplaced], orphan)
+    else:
+        store.relational.insert_vectors("alice", [misplaced], orphan)
+    store.vectors.chroma.upsert("carol", ["m_carol"], orphan)  # namespaces with no unit
+    store.relational.insert_vectors("dave", ["m_dave"], orphan)
     with unchecked_sql(context) as execute:
         edge = "INSERT INTO edges (namespace, src, dst, type, weight) VALUES (?, ?, ?, ?, 1.0)"
         execute(edge, ("alice", alice[3].id, "m_gone", "semantic"))
@@ -74,7 +81,13 @@ def break_store(context: Deployed) -> dict[str, Any]:
         execute(root + "('alice', 'r2', 'Tom', 'work', 'none', '[]')")
         execute("DELETE FROM namespaces WHERE namespace = 'bob'")
         execute("INSERT INTO pending_links VALUES (?, 'alice')", (alice[4].id,))  # sound
-    return {"unvectored": unvectored, "cited": cited, "edge": kept_edge, "bob": len(bob)}
+    return {
+        "unvectored": unvectored,
+        "cited": cited,
+        "edge": kept_edge,
+        "bob": len(bob),
+        "in_rows": in_rows,
+    }
 
 
 def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed) -> None:
@@ -106,7 +119,8 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     }
     assert found["leftovers"] == {
         "vectors without a unit": 1,
-        "collections of unknown namespaces": 1,  # carol's; bob's units keep bob's known
+        "vectors where their namespace's do not live": 1,
+        "vectors of unknown namespaces": 2,  # carol's and dave's; bob's units keep bob's known
     }
 
     repaired = check_report(fresh_context, "--repair")
@@ -120,6 +134,9 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     assert store.count_units("alice") == 12 and store.count_units("bob") == hit["bob"]
     assert hit["unvectored"] in store.vectors.ids("alice")
     assert "m_orphan" not in store.vectors.ids("alice")
+    in_rows = hit["in_rows"]
+    assert store.vectors.chroma.ids("alice") == (set() if in_rows else store.unit_ids("alice"))
+    assert store.relational.vector_ids("alice") == (store.unit_ids("alice") if in_rows else set())
     assert sorted(store.vectors.namespaces()) == ["alice", "bob"]
     unvectored = store.get("alice", [hit["unvectored"]])[hit["unvectored"]]
     assert hit["unvectored"] in {m for m, _ in store.search_semantic("alice", unvectored.text, 3)}

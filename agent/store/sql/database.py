@@ -134,6 +134,17 @@ class SQLDatabase(RelationalBackend):
         return str(rows[0][0]) if rows else None
 
     @override
+    def tally(self, key: str, by: int) -> int:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) "
+                "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + ? AS TEXT)",
+                (key, str(by), by),
+            )
+            (value,) = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return int(value)
+
+    @override
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as db:
             db.execute(

@@ -97,6 +97,7 @@ class NamespaceTables(SQLDatabase):
                 db.execute(f"DELETE FROM edges WHERE src IN ({held})", found)
                 db.execute(f"DELETE FROM edges WHERE dst IN ({held})", found)
                 db.execute(f"DELETE FROM cues WHERE unit_id IN ({held})", found)
+                db.execute(f"DELETE FROM unit_vectors WHERE unit_id IN ({held})", found)
                 db.execute(f"DELETE FROM pending_links WHERE unit_id IN ({held})", found)
                 db.execute(f"DELETE FROM pending_roots WHERE unit_id IN ({held})", found)
                 db.execute(f"DELETE FROM cluster_members WHERE unit_id IN ({held})", found)
@@ -122,6 +123,7 @@ class NamespaceTables(SQLDatabase):
             db.execute("DELETE FROM cues WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM pending_links WHERE namespace = ?", (namespace,))
             for table in (
+                "unit_vectors",
                 "pending_roots",
                 "cluster_members",
                 "clusters",

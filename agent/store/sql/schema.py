@@ -4,7 +4,10 @@ A store records the version it is at (``meta.schema_version``); opening it appli
 migration in one transaction.  Version 1 is the schema every store had before versions were
 recorded: its statements are all ``IF [NOT] EXISTS``, so an older SQLite store takes it as is.
 Version 2 adds the items a ``BaseStore`` client put (their values and the units made of them);
-version 3 their time to live (minutes, and the moment they expire, in seconds since the epoch).
+version 3 their time to live (minutes, and the moment they expire, in seconds since the epoch);
+version 4 where each namespace's vectors live (rows of ``unit_vectors`` for a small namespace,
+its own Chroma collection for a large one; unset for a namespace of an earlier version, whose
+vectors are in a collection) and what a compaction still owes (``compaction_debts``).
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -143,6 +146,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE items ADD COLUMN expires_at {real}",
         "CREATE INDEX items_by_expiry ON items (expires_at)",
     ),
+    (
+        "ALTER TABLE namespaces ADD COLUMN vectors TEXT",
+        """CREATE TABLE unit_vectors (
+            unit_id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            vector {blob} NOT NULL
+        )""",
+        "CREATE INDEX unit_vectors_by_namespace ON unit_vectors (namespace)",
+        """CREATE TABLE compaction_debts (
+            part TEXT PRIMARY KEY,
+            since {real} NOT NULL
+        )""",
+    ),
 )
 """Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
 
@@ -158,6 +174,8 @@ TABLES = (
     "cluster_members",
     "items",
     "item_units",
+    "unit_vectors",
+    "compaction_debts",
     "meta",
 )
 """Every table, for maintenance that visits each one (PostgreSQL's scrub)."""
