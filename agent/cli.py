@@ -170,7 +170,7 @@ def _context(
 
 
 def _fail(message: str) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {escape(message)}")
+    errors.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     return typer.Exit(code=2)
 
 

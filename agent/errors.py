@@ -16,6 +16,23 @@ class StoreError(RippleGraphError, RuntimeError):
     """The store cannot serve the request as configured (e.g. a different embedding model)."""
 
 
+class PartUnavailable(StoreError):
+    """A server the store keeps its data on (Chroma, PostgreSQL) cannot be reached now.
+
+    Nothing stored is lost: a memory becomes visible only once its rows commit, and a write
+    cut short is completed, without duplicates, by running it again.  The store reconnects by
+    itself once the server is back.
+    """
+
+    def __init__(self, part: str, error: BaseException) -> None:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        super().__init__(
+            f"{part} cannot be reached ({reason[:200]}); nothing stored was lost: run the "
+            "same command again once it is back (a write cut short completes without "
+            "duplicates)"
+        )
+
+
 class EmbeddingSetupError(RippleGraphError, RuntimeError):
     """The configured embedding model cannot be loaded (missing extra, unknown name)."""
 

@@ -49,12 +49,28 @@ def start(directory: Path) -> str:
             os.chown(path, owner.pw_uid, owner.pw_gid)
     initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
     subprocess.run(_as_owner(initdb), check=True, capture_output=True)
+    return resume(directory)
+
+
+def resume(directory: Path) -> str:
+    """Start the cluster under ``directory`` again (after ``halt`` or ``stop``); its URL."""
+    bin_dir = binaries()
+    assert bin_dir is not None
+    data, sockets = directory / "data", directory / "sockets"
     # Each store a test opens keeps its connections for the session: room for all of them.
     options = f"-k {sockets} -c listen_addresses='' -p {PORT} -c fsync=off -c max_connections=1000"
     log = str(directory / "server.log")
     pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", log, "-w", "start"]
     subprocess.run(_as_owner(pg_ctl), check=True, capture_output=True)
     return f"postgresql://postgres@/postgres?host={sockets}&port={PORT}"
+
+
+def halt(directory: Path) -> None:
+    """Stop the cluster at once, as a crash or a pulled cable would (immediate shutdown)."""
+    bin_dir = binaries()
+    assert bin_dir is not None
+    pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(directory / "data"), "-m", "immediate", "stop"]
+    subprocess.run(_as_owner(pg_ctl), check=True, capture_output=True)
 
 
 def stop(directory: Path) -> None:

@@ -82,6 +82,7 @@ class _Users:
 
     keys: dict[str, list[str]]
     forgotten: dict[str, str]  # memory id → text, of every memory the load forgot
+    expiring: dict[tuple[str, str], dict[str, str]]  # (user, key) → its memories' texts
 
     def pick(self, rng: random.Random, user: str) -> str | None:
         keys = self.keys[user]
@@ -107,7 +108,9 @@ def _operate(
         new = uuid.uuid4().hex
         expiring = rng.random() < TTL_SHARE
         store.put((user,), new, {"text": sentence(rng)}, ttl=ttl if expiring else None)
-        if not expiring:  # an expiring item is left to its time to live
+        if expiring:  # left to its time to live; what it remembered, for the byte check
+            users.expiring[(user, new)] = _memories(store, user, new)
+        else:
             users.keys[user].append(new)
         return kind
     key = users.pick(rng, user)
@@ -122,13 +125,19 @@ def _operate(
     return kind
 
 
-def _remember_forgotten(store: RippleGraphStore, user: str, key: str, users: _Users) -> None:
-    """The memories an update or delete of ``key`` forgets (for the byte check at the end)."""
+def _memories(store: RippleGraphStore, user: str, key: str) -> dict[str, str]:
+    """The memories the item ``key`` was made of: id → text."""
     namespace = namespace_of((user,))
     found = store.memory.items(namespace, [key])
-    if found:
-        units = store.memory.get(namespace, found[0].unit_ids)
-        users.forgotten.update((mid, unit.text) for mid, unit in units.items())
+    if not found:
+        return {}
+    units = store.memory.get(namespace, found[0].unit_ids)
+    return {mid: unit.text for mid, unit in units.items()}
+
+
+def _remember_forgotten(store: RippleGraphStore, user: str, key: str, users: _Users) -> None:
+    """The memories an update or delete of ``key`` forgets (for the byte check at the end)."""
+    users.forgotten.update(_memories(store, user, key))
 
 
 def _files(context: Deployed) -> list[Path]:
@@ -146,6 +155,10 @@ def _left_behind(context: Deployed, users: _Users) -> int:
     forgotten text that another memory still holds is not looked for.
     """
     memory = context.store()
+    memory.sweep_expired()
+    for (user, key), made in users.expiring.items():
+        if not memory.items(namespace_of((user,)), [key]):  # expired and swept
+            users.forgotten.update(made)
     memory.compact()
     live = {u.text for ns in memory.namespaces() for u in memory.all_units(ns)}
     needles = {mid: [mid.encode()] for mid in users.forgotten}
@@ -173,7 +186,7 @@ def run_soak(
     """Preload the users, run the load for ``plan.minutes``, and measure it."""
     rng = random.Random(plan.seed)
     store = RippleGraphStore(deployment=context.deployment, context=context)
-    users = _Users({}, {})
+    users = _Users({}, {}, {})
     started = time.perf_counter()
     _preload(store, plan, rng, users)
     preload_s = time.perf_counter() - started
@@ -205,8 +218,8 @@ def run_soak(
             advance()
     rss.append((time.perf_counter() - began, total, resident_mb()))
     seconds = time.perf_counter() - began
-    report = context.store().check()
     left = _left_behind(context, users)
+    report = context.store().check()
     return {
         "plan": asdict(plan),
         "backend": {

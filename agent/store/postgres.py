@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from typing_extensions import override
 
-from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.errors import PartUnavailable, StoreError
 from ripplegraph.agent.store.sql import SQLTables
 from ripplegraph.agent.store.sql.database import Rows, Tx
 from ripplegraph.agent.store.sql.schema import POSTGRES, TABLES
@@ -28,6 +28,8 @@ from ripplegraph.agent.store.sql.schema import POSTGRES, TABLES
 _log = logging.getLogger(__name__)
 WRITE_LOCK = 0x52_47_57_52  # "RGWR": the advisory lock every write transaction holds
 WRITER_LOCK = 0x52_47_57_53  # the session lock of a multi-step write (on its own connection)
+WRITE_LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+REPEATABLE_READ_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 
 
 class AdvisoryLock:
@@ -35,7 +37,8 @@ class AdvisoryLock:
 
     Its own connection, so that the write transactions it guards (on the main connection,
     under ``WRITE_LOCK``) never wait on it; opened at the first write, so a process that only
-    reads holds one connection.
+    reads holds one connection.  A connection the server dropped took the lock with it: the
+    next write opens a new one.
     """
 
     def __init__(self, connect: Callable[[], Any]) -> None:
@@ -48,20 +51,34 @@ class AdvisoryLock:
         self._lock.acquire()
         if self._depth == 0:
             try:
-                if self._connection is None:
-                    self._connection = self._connect()
-                self._connection.execute("SELECT pg_advisory_lock(%s)", (WRITER_LOCK,))
-            except BaseException:
+                self._take()
+            except BaseException as error:
                 self._lock.release()
-                raise
+                raise _unavailable(error) from error
         self._depth += 1
         return self
+
+    def _take(self) -> None:
+        """Take the lock, on a new connection if the last one is dead (a restarted server)."""
+        import psycopg
+
+        for attempt in range(2):
+            if self._connection is None or self._connection.broken:
+                self._connection = self._connect()
+            try:
+                self._connection.execute("SELECT pg_advisory_lock(%s)", (WRITER_LOCK,))
+                return
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                if attempt or not self._connection.broken:
+                    raise
 
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
         try:
-            if self._depth == 0:
+            if self._depth == 0 and not self._connection.broken:
                 self._connection.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
+        except Exception:  # the server went away: it released the lock with the session
+            _log.warning("the database went away while its writer lock was held")
         finally:
             self._lock.release()
 
@@ -69,6 +86,15 @@ class AdvisoryLock:
         """Close its connection (the server drops the lock with it)."""
         if self._connection is not None:
             self._connection.close()
+
+
+def _unavailable(error: BaseException) -> BaseException:
+    """A lost connection as the store's one-line refusal; anything else as it was."""
+    import psycopg
+
+    if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+        return PartUnavailable("the PostgreSQL database", error)
+    return error
 
 
 def _native(sql: str) -> str:
@@ -104,18 +130,42 @@ class PostgresBackend(SQLTables):
             raise StoreError(
                 "a database URL needs psycopg: pip install 'ripplegraph[postgres]'"
             ) from error
+        self._url = url
         try:
-            self._db = psycopg.connect(url, autocommit=True)
-            self._writer = AdvisoryLock(lambda: psycopg.connect(url, autocommit=True))
+            self._connected = psycopg.connect(url, autocommit=True)
         except psycopg.Error as error:
             raise StoreError(f"cannot connect to the database: {error}".strip()) from error
+        self._writer = AdvisoryLock(lambda: psycopg.connect(url, autocommit=True))
         self._lock = threading.RLock()
         self._migrate()
+
+    @property
+    def _db(self) -> Any:
+        """The connection, opened again when the server dropped the last one (a restart)."""
+        if self._connected.broken:
+            import psycopg
+
+            try:
+                self._connected = psycopg.connect(self._url, autocommit=True)
+            except psycopg.Error as error:
+                raise _unavailable(error) from error
+        return self._connected
+
+    @contextmanager
+    def _reaching(self) -> Iterator[None]:
+        """Statements on the connection; a lost server as ``PartUnavailable``."""
+        try:
+            yield
+        except Exception as error:
+            replaced = _unavailable(error)
+            if replaced is error:
+                raise
+            raise replaced from error
 
     @override
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._connected.close()
             self._writer.close()
 
     @override
@@ -131,7 +181,7 @@ class PostgresBackend(SQLTables):
     @override
     def compact(self) -> bool:
         """Rewrite every table without its dead rows, then checkpoint where allowed."""
-        with self._lock:
+        with self._lock, self._reaching():
             for table in TABLES:
                 self._db.execute(f"VACUUM FULL {table}")
             try:
@@ -144,22 +194,52 @@ class PostgresBackend(SQLTables):
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
         """A transaction that first waits for the store-wide write lock."""
-        with self._lock, self._db.transaction():
-            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            yield _Transaction(self._db)
+        with self._lock, self._reaching(), self._begun(WRITE_LOCK_SQL) as db:
+            yield _Transaction(db)
 
     @override
     @contextmanager
     def snapshot(self) -> Iterator[Tx]:
         """A repeatable-read transaction: every statement sees the same committed state."""
-        with self._lock, self._db.transaction():
-            self._db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            yield _Transaction(self._db)
+        with self._lock, self._reaching(), self._begun(REPEATABLE_READ_SQL) as db:
+            yield _Transaction(db)
+
+    @contextmanager
+    def _begun(self, first: str) -> Iterator[Any]:
+        """A transaction begun with ``first``, on a new connection if the last one is dead.
+
+        A server that restarted leaves the old connection looking alive until it is used: a
+        transaction whose first statement finds it dead starts again on a new one, so a
+        long-running store goes on once the server is back, without one refused call.
+        """
+        import psycopg
+
+        for attempt in range(2):
+            stack = ExitStack()
+            db = self._db
+            try:
+                stack.enter_context(db.transaction())
+                db.execute(first)
+                break
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                with suppress(Exception):
+                    stack.close()
+                if attempt or not db.broken:
+                    raise
+        with stack:
+            yield db
 
     @override
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return list(self._db.execute(_native(sql), params).fetchall())
+        import psycopg
+
+        with self._lock, self._reaching():
+            try:
+                return list(self._db.execute(_native(sql), params).fetchall())
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                if not self._connected.broken:  # the server refused it, not a lost link
+                    raise
+            return list(self._db.execute(_native(sql), params).fetchall())  # reconnected
 
 
 def database_files(url: str) -> list[Path]:

@@ -22,6 +22,7 @@ What a long-running process must know of Chroma 1.x, and what this module does a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -32,12 +33,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
 import numpy as np
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
+from ripplegraph.agent.errors import PartUnavailable
 from ripplegraph.agent.store.erasure import vacuum, zero_tail
 
 COLLECTION_PREFIX = "rg_"
@@ -119,6 +121,42 @@ def _updated(collection: Any) -> Any:
     return collection
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether an error says the Chroma server could not be reached (or went away)."""
+    import httpx
+
+    return isinstance(error, httpx.TransportError) or (
+        isinstance(error, ValueError) and "could not connect" in str(error).lower()
+    )
+
+
+def _reaching(
+    method: Callable[Concatenate[VectorIndex, P], R],
+) -> Callable[Concatenate[VectorIndex, P], R]:
+    """A server that cannot be reached, as the store's one-line ``PartUnavailable``.
+
+    The HTTP client dials again at its next request, so the same index works again once the
+    server is back.
+    """
+
+    @functools.wraps(method)
+    def call(self: VectorIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except PartUnavailable:
+            raise
+        except Exception as error:
+            if self._url is not None and _unreachable(error):
+                raise PartUnavailable(f"the Chroma server at {self._url}", error) from error
+            raise
+
+    return call
+
+
 def _missing(error: Exception) -> bool:
     """Chroma's several ways of saying a collection does not exist."""
     text = str(error).lower()
@@ -129,13 +167,18 @@ class VectorIndex:
     """Namespace-scoped vector search, one Chroma collection (cosine space) per namespace."""
 
     def __init__(
-        self, connect: Callable[[], Any], store_id: str, directory: Path | None = None
+        self,
+        connect: Callable[[], Any],
+        store_id: str,
+        directory: Path | None = None,
+        url: str | None = None,
     ) -> None:
         os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # before Chroma reads it
         self._connect = connect
         self._connected: Any = None
         self._store_id = store_id
         self._directory = directory  # embedded only: where Chroma keeps its files
+        self._url = url  # a server's address, for the error that says it is away
         self._collections: OrderedDict[str, Any] = OrderedDict()
         self._scrubbed: OrderedDict[Path, tuple[int, int]] = OrderedDict()
         self._width: int | None = None  # the vectors' dimension, once one was written
@@ -178,6 +221,7 @@ class VectorIndex:
                 settings=_settings(),
             ),
             store_id,
+            url=url,
         )
 
     # --- collections ---------------------------------------------------------------------------
@@ -234,12 +278,14 @@ class VectorIndex:
         with self._lock:
             self._collections.pop(namespace, None)
 
+    @_reaching
     def exists(self, namespace: str) -> bool:
         """Whether the namespace has a collection (one made by an earlier version, say)."""
         return self._collection(namespace, create=False) is not None
 
     # --- vectors -------------------------------------------------------------------------------
 
+    @_reaching
     def upsert(self, namespace: str, ids: Sequence[str], embeddings: np.ndarray) -> None:
         """Write vectors; writing an id again replaces it."""
         collection = self._collection(namespace)
@@ -252,6 +298,7 @@ class VectorIndex:
             self._width = int(np.shape(embeddings)[1])
         self._scrub(namespace)
 
+    @_reaching
     def query(
         self, namespace: str, embeddings: np.ndarray, k: int
     ) -> list[list[tuple[str, float]]]:
@@ -268,6 +315,7 @@ class VectorIndex:
             for ids, dists in zip(result["ids"], distances, strict=True)
         ]
 
+    @_reaching
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by id (missing ids are absent)."""
         collection = self._collection(namespace, create=False)
@@ -284,6 +332,7 @@ class VectorIndex:
             )
         return found
 
+    @_reaching
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
         """Delete vectors by id (ids not stored are ignored), overwritten first.
 
@@ -312,6 +361,7 @@ class VectorIndex:
         self._width = len(sample["embeddings"][0])
         return self._width
 
+    @_reaching
     def ids(self, namespace: str) -> set[str]:
         """Every id stored for the namespace."""
         collection = self._collection(namespace, create=False)
@@ -323,11 +373,13 @@ class VectorIndex:
             found.update(collection.get(include=[], limit=_MAX_BATCH, offset=offset)["ids"])
         return found
 
+    @_reaching
     def count(self, namespace: str) -> int:
         """Vectors stored for the namespace."""
         collection = self._collection(namespace, create=False)
         return 0 if collection is None else int(collection.count())
 
+    @_reaching
     def namespaces(self) -> list[str]:
         """Namespaces that have a collection of this store (on a server, only this store's)."""
         if self._unstarted():
@@ -339,6 +391,7 @@ class VectorIndex:
                 found.append(str(metadata["namespace"]))
         return sorted(found)
 
+    @_reaching
     def drop(self, namespace: str) -> None:
         """Delete the namespace's collection, and (embedded) its index folder on disk.
 
@@ -359,6 +412,7 @@ class VectorIndex:
 
     # --- what a forget leaves, and the compaction that removes it -----------------------------
 
+    @_reaching
     def flush(self, namespace: str) -> None:
         """Have Chroma save the collection's index now, so its files hold no deleted vector.
 
@@ -391,6 +445,7 @@ class VectorIndex:
                 return
         self.rebuild(namespace)
 
+    @_reaching
     def rebuild(self, namespace: str) -> None:
         """A fresh collection holding the live vectors, and none of the deleted elements.
 
@@ -402,6 +457,7 @@ class VectorIndex:
         if ids:
             self.upsert(namespace, ids, np.stack([vectors[i] for i in ids]))
 
+    @_reaching
     def compact(self) -> None:
         """Drop deleted rows' bytes from Chroma's own SQLite file (embedded; after a flush).
 
