@@ -176,9 +176,9 @@ def _fail(message: str) -> typer.Exit:
 
 def _known_namespace(context: Deployed, namespace: str) -> None:
     """Refuse a namespace the store never held: a typo must not read as "no memories"."""
-    known = context.store().namespaces()
-    if namespace not in known:
-        listed = ", ".join(known[:20]) or "none yet"
+    memory = context.store()
+    if not memory.known(namespace):
+        listed = ", ".join(memory.holding_namespaces(limit=20)) or "none yet"
         raise _fail(
             f"unknown namespace {namespace!r} in {context.deployment.store_dir} (known: {listed})"
         )
@@ -581,14 +581,19 @@ def list_memories(
 
 @app.command("namespaces")
 def list_namespaces(
+    prefix: Annotated[
+        str | None, typer.Option("--prefix", help="Only this namespace and those below it.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Namespaces per page.")] = 100,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Namespaces to skip.")] = 0,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
     database_url: DatabaseOption = None,
 ) -> None:
-    """Every namespace holding memories, with how many it holds."""
+    """The namespaces holding memories, by name, one page at a time, with what each holds."""
     memory = _context(store, chroma_url, database_url).store()
     table = Table("namespace", "memories", "added items")
-    for namespace in memory.holding_namespaces():
+    for namespace in memory.holding_namespaces(prefix, limit, offset):
         table.add_row(
             namespace, str(memory.count_units(namespace)), str(len(memory.items(namespace)))
         )

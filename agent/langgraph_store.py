@@ -223,9 +223,10 @@ class RippleGraphStore(BaseStore):
             self._store.save_item(namespace, op.key, value, units, created, op.ttl)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = namespace_of(op.namespace_prefix) if op.namespace_prefix else None
         namespaces = [
             ns
-            for ns in self._store.holding_namespaces()
+            for ns in self._store.holding_namespaces(prefix)
             if tuple_of(ns)[: len(op.namespace_prefix)] == op.namespace_prefix
         ]
         found: list[SearchItem] = []
@@ -295,7 +296,7 @@ class RippleGraphStore(BaseStore):
         return [item for item in listed if not where or _matches(item.value, where)]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        found = [tuple_of(ns) for ns in self._store.holding_namespaces()]
+        found = [tuple_of(ns) for ns in self._store.holding_namespaces(_plain_prefix(op))]
         if op.match_conditions:
             found = [
                 labels
@@ -305,6 +306,14 @@ class RippleGraphStore(BaseStore):
         if op.max_depth is not None:
             found = [labels[: op.max_depth] for labels in found]
         return sorted(set(found))[op.offset : op.offset + op.limit]
+
+
+def _plain_prefix(op: ListNamespacesOp) -> str | None:
+    """The namespace a listing's prefix condition names, when it has no wildcard."""
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix" and condition.path and "*" not in condition.path:
+            return namespace_of(condition.path)
+    return None
 
 
 def _matches(value: dict[str, Any], where: dict[str, Any]) -> bool:

@@ -350,3 +350,42 @@ def soak(
         results = run_soak(context, plan, advance)
     suffix = "" if not (chroma_url or database_url) else "_served"
     _publish(f"soak{suffix}", results, soak_markdown(results), soak_chart, results_dir, out, charts)
+
+
+@bench.command("tenants")
+def tenants(
+    users: Annotated[str, typer.Option("--users", help="Numbers of users.")] = "200,2000,20000",
+    memories: Annotated[int, typer.Option("--memories", help="Memories each user holds.")] = 10,
+    samples: Annotated[
+        int, typer.Option("--samples", help="Timed adds and recalls per size.")
+    ] = 100,
+    store: StoreOption = None,
+    chroma_url: ChromaUrlOption = None,
+    database_url: DatabaseUrlOption = None,
+    collection_threshold: ThresholdOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = DEFAULT_RESULTS,
+    charts: ChartsOption = True,
+) -> None:
+    """Many users in one store: memory, disk, add and recall, listing, forget, cold start."""
+    from ripplegraph.agent.eval.tenants import run_tenants, tenants_chart, tenants_markdown
+
+    sizes = sorted(int(n) for n in users.split(","))
+    settings: dict[str, Any] = {"chroma_url": chroma_url}
+    if collection_threshold is not None:
+        settings["collection_threshold"] = collection_threshold
+    with (
+        _store(store, database_url, **settings) as context,
+        _progress("tenants", len(sizes)) as advance,
+    ):
+        results = run_tenants(context, sizes, memories, samples, advance)
+    suffix = "" if not (chroma_url or database_url) else "_served"
+    _publish(
+        f"tenants{suffix}",
+        results,
+        tenants_markdown(results),
+        tenants_chart,
+        results_dir,
+        out,
+        charts,
+    )

@@ -4,12 +4,12 @@ The path LangGraph servers and LangMem take.  Each of U users first holds M memo
 each); then operations arrive at a fixed rate for the given time, drawn from a fixed mix: a
 new put (a third of them with a time to live, which later expire and are swept), a put on an
 existing key (an update: its memory is forgotten and the new one remembered), a delete and a
-search (a recall).  Texts are drawn from a pool of sentences, so each distinct text is
-embedded once and the model does not dominate the run.  Measured: resident memory over time
-(its slope after the warm-up tenth, in MB per 1,000 operations), each operation's p50/p95 in
-the first and the last tenth of the run, errors, ``check`` at the end, and whether any file
-still holds a forgotten memory's id (or a forgotten text no live memory shares) once the
-erasure window is closed.
+search (a recall).  Texts are drawn from a pool of sentences (``agent.eval.pool``), so each
+distinct text is embedded once and the model does not dominate the run.  Measured: resident
+memory over time (its slope after the warm-up tenth, in MB per 1,000 operations), each
+operation's p50/p95 in the first and the last tenth of the run, errors, ``check`` at the end,
+and whether any file still holds a forgotten memory's id (or a forgotten text no live memory
+shares) once the erasure window is closed.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from langgraph.store.base import PutOp
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import percentiles
+from ripplegraph.agent.eval.pool import question, sentence
 from ripplegraph.agent.eval.report import _pyplot, _row
 from ripplegraph.agent.eval.scale import resident_mb
 from ripplegraph.agent.items import namespace_of
@@ -37,18 +38,6 @@ MIX = {"search": 0.35, "put": 0.30, "update": 0.15, "delete": 0.20}
 """Each operation's share of the load; deletes, updates and expiries keep the users' sizes."""
 TTL_SHARE = 1 / 3
 """Share of new puts that carry a time to live."""
-_PEOPLE = ["Maya", "Sam", "Ana", "Tom", "Lea", "Raj"]
-_DOINGS = ["bought", "lost", "repaired", "borrowed", "sold", "painted"]
-_THINGS = ["a kettle", "a bike", "a lamp", "boots", "a tent", "a drum", "a map", "a scarf"]
-_PLACES = ["Lisbon", "Oslo", "Kyoto", "Quito", "Accra", "Hanoi", "Perth", "Cusco"]
-_DAYS = ["on Monday", "on Friday", "last spring", "in May", "at the weekend"]
-_QUESTIONS = [
-    "What did {p} buy?",
-    "Where did {p} go?",
-    "What happened in {l}?",
-    "Who repaired something?",
-    "What does {p} own now?",
-]
 
 
 @dataclass(frozen=True)
@@ -61,19 +50,6 @@ class SoakPlan:
     rate: float = 10.0
     ttl_minutes: float = 2.0
     seed: int = 0
-
-
-def sentence(rng: random.Random) -> str:
-    """One sentence of the pool (about 8,600 distinct ones)."""
-    return (
-        f"{rng.choice(_PEOPLE)} {rng.choice(_DOINGS)} {rng.choice(_THINGS)} in "
-        f"{rng.choice(_PLACES)} {rng.choice(_DAYS)}."
-    )
-
-
-def question(rng: random.Random) -> str:
-    """A question about the pool's people and places."""
-    return rng.choice(_QUESTIONS).format(p=rng.choice(_PEOPLE), l=rng.choice(_PLACES))
 
 
 @dataclass

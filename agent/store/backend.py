@@ -241,10 +241,6 @@ class RelationalBackend(ABC):
         """Delete an item's value and links (not its units); whether it existed."""
 
     @abstractmethod
-    def item_namespaces(self) -> list[str]:
-        """Namespaces holding an item (one may hold items and no unit)."""
-
-    @abstractmethod
     def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
         """Restart the time to live of those items that have one, from ``now``."""
 
@@ -342,6 +338,16 @@ class RelationalBackend(ABC):
 
         Units of a namespace missing from the registry (a damaged store) count too, so that
         ``check --repair`` never takes their vectors for a stray collection.
+        """
+
+    @abstractmethod
+    def held_namespaces(
+        self, prefix: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[str]:
+        """Namespaces holding a unit or an item now, by name, one page of them.
+
+        ``prefix`` keeps a namespace and those below it (``prefix/…``).  A page costs what
+        it lists plus a look at each namespace it passes over, never a count of their units.
         """
 
     @abstractmethod

@@ -734,10 +734,18 @@ class MemoryStore:
         )
         return sorted(u.id for u in units.values() if wanted & set(u.provenance.turn_ids))
 
-    def holding_namespaces(self) -> list[str]:
-        """Namespaces that hold a unit or a put item now (``namespaces`` keeps emptied ones)."""
-        held = {ns for ns in self.relational.namespaces() if self.relational.count_units(ns)}
-        return sorted(held | set(self.relational.item_namespaces()))
+    def holding_namespaces(
+        self, prefix: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[str]:
+        """Namespaces that hold a unit or a put item now, by name: one page, under ``prefix``.
+
+        ``namespaces`` keeps emptied ones; this lists what a client can find.
+        """
+        return self.relational.held_namespaces(prefix, limit, offset)
+
+    def known(self, namespace: str) -> bool:
+        """Whether the namespace ever held a memory (it is registered, or holds units)."""
+        return bool(self.relational.generation(namespace) or self.relational.count_units(namespace))
 
     # --- what ingest maintains beside the units --------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,7 @@ def test_a_delete_costs_the_same_at_5000_units_as_at_500(tmp_path: Path, thresho
     store = memory.store.memory
     start = Session(
         id="trips",
-        date="2024-03-01T10:00:00",
+        date=datetime(2024, 3, 1, 10),
         turns=[Turn(speaker="Ana", text=said(i), id=f"t{i}") for i in range(500)],
     )
     ingest(deployment.bind(), "small", [start])

@@ -157,10 +157,6 @@ class ItemTables(SQLDatabase):
         return True
 
     @override
-    def item_namespaces(self) -> list[str]:
-        return sorted(str(r[0]) for r in self._rows("SELECT DISTINCT namespace FROM items"))
-
-    @override
     def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
         living: list[str] = []  # a read of items without a TTL writes nothing
         for chunk, marks in chunks(list(dict.fromkeys(keys))):

@@ -63,6 +63,11 @@ _BROKEN: dict[str, tuple[str, str]] = {
     ),
     "root units without evidence": ("root_units", "{evidence_length} = 0"),
 }
+_HOLDS = (
+    "(EXISTS (SELECT 1 FROM units u WHERE u.namespace = n.namespace) "
+    "OR EXISTS (SELECT 1 FROM items i WHERE i.namespace = n.namespace))"
+)
+"""A registered namespace that holds a unit or an item now (a put item registers its own)."""
 # Counted too, but repaired by registering the namespace: the units themselves are sound.
 _UNREGISTERED = (
     "units of unregistered namespaces",
@@ -172,6 +177,22 @@ class NamespaceTables(SQLDatabase):
         """See ``RelationalBackend.namespaces``."""
         rows = self._rows("SELECT namespace FROM namespaces UNION SELECT namespace FROM units")
         return sorted(str(r[0]) for r in rows)
+
+    @override
+    def held_namespaces(
+        self, prefix: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[str]:
+        conditions = [_HOLDS]
+        params: list[object] = []
+        if prefix is not None:
+            conditions.append("(n.namespace = ? OR substr(n.namespace, 1, ?) = ?)")
+            params += [prefix, len(prefix) + 1, prefix + "/"]
+        sql = f"SELECT n.namespace FROM namespaces n WHERE {' AND '.join(conditions)}"
+        sql += " ORDER BY n.namespace"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [limit, offset]
+        return [str(r[0]) for r in self._rows(sql, params)]
 
     def _where(self, condition: str) -> str:
         """A broken-row condition in this backend's dialect."""
