@@ -182,7 +182,7 @@ class MemoryStore:
             self.vectors = VectorLayout(self.relational, chroma, int(threshold))
             self.vectors.place_unplaced()
         self._write_lock = self.relational.writer()
-        self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vector_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._vector_cache_lock = threading.Lock()
         self._caches: dict[str, DerivedCache[Any]] = {}
         self._caches_lock = threading.Lock()
@@ -225,7 +225,8 @@ class MemoryStore:
                     [new[i].id for i in indexes],
                     vectors[indexes],
                 )
-            self._cache_vectors({unit.id: vectors[i] for i, unit in enumerate(new)})
+            for index, unit in enumerate(new):
+                self._cache_vectors(unit.namespace, {unit.id: vectors[index]})
             self.relational.insert_units(new)
             return [u.id for u in new]
 
@@ -418,7 +419,7 @@ class MemoryStore:
             evict_namespace(self.directory, namespace)
         with self._vector_cache_lock:
             for unit in units:
-                self._vector_cache.pop(unit.id, None)
+                self._vector_cache.pop((unit.namespace, unit.id), None)
         self.embedder.forget([u.text for u in units])
 
     def check(self, *, repair: bool = False) -> CheckReport:
@@ -513,28 +514,28 @@ class MemoryStore:
         return self.follow("vocabulary", namespace, Vocabulary.of, Vocabulary.extended).latest
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored unit vectors by id, served from an in-process cache when seen before.
+        """Stored vectors of the namespace's units by id, from an in-process cache when seen.
 
         Ids hash their content, so a cached vector can only go stale by deletion, which
-        drops it from the cache too.
+        drops it from the cache too; the cache is keyed by namespace, as every read is.
         """
         with self._vector_cache_lock:
             found = {}
             for mid in ids:
-                cached = self._vector_cache.get(mid)
+                cached = self._vector_cache.get((namespace, mid))
                 if cached is not None:
-                    self._vector_cache.move_to_end(mid)
+                    self._vector_cache.move_to_end((namespace, mid))
                     found[mid] = cached
         missing = [mid for mid in ids if mid not in found]
         if missing:
             fetched = self.vectors.embeddings(namespace, missing)
-            self._cache_vectors(fetched)
+            self._cache_vectors(namespace, fetched)
             found.update(fetched)
         return found
 
-    def _cache_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+    def _cache_vectors(self, namespace: str, vectors: dict[str, np.ndarray]) -> None:
         with self._vector_cache_lock:
-            self._vector_cache.update(vectors)
+            self._vector_cache.update(((namespace, mid), v) for mid, v in vectors.items())
             while len(self._vector_cache) > _VECTOR_CACHE_LIMIT:
                 self._vector_cache.popitem(last=False)
 
@@ -542,9 +543,7 @@ class MemoryStore:
         self, namespace: str, vectors: np.ndarray, k: int
     ) -> list[list[tuple[str, float]]]:
         """Nearest stored units for each vector, as (id, cosine); only committed units."""
-        results = self.vectors.query(namespace, vectors, k)
-        committed = self.relational.units(namespace, {mid for hits in results for mid, _ in hits})
-        return [[(mid, s) for mid, s in hits if mid in committed] for hits in results]
+        return self.vectors.query(namespace, vectors, k)
 
     def _searched(
         self, namespace: str, parameters: tuple[Hashable, ...], search: Callable[[], list[S]]

@@ -160,21 +160,29 @@ class VectorLayout:
     # --- reads ---------------------------------------------------------------------------------
 
     def query(self, namespace: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """For each query vector, the ``k`` nearest memories as (id, cosine similarity).
+        """For each query vector, the ``k`` nearest of the namespace's committed memories.
 
-        Rows are searched exactly, and only the namespace's committed units; a collection's
-        hits may name uncommitted units, which ``MemoryStore.search_vectors`` drops.
+        Rows are searched exactly, joined to the namespace's units; a collection's hits are
+        kept only where they name one of its committed units (an interrupted write, or
+        anything else in the collection, is dropped).
         """
         if self.placement(namespace) == "collection":
-            return self.chroma.query(namespace, vectors, k)
+            found = self.chroma.query(namespace, vectors, k)
+            kept = self._committed(namespace, {mid for hits in found for mid, _ in hits})
+            return [[(mid, s) for mid, s in hits if mid in kept] for hits in found]
         ids, matrix = self.relational.namespace_vectors(namespace)
         return nearest(ids, matrix, vectors, k)
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors by id (missing ids are absent)."""
+        """Stored vectors of the namespace's committed memories, by id (others are absent)."""
         if self.placement(namespace) == "collection":
-            return self.chroma.embeddings(namespace, ids)
+            found = self.chroma.embeddings(namespace, ids)
+            kept = self._committed(namespace, set(found))
+            return {mid: vector for mid, vector in found.items() if mid in kept}
         return self.relational.vectors(namespace, ids)
+
+    def _committed(self, namespace: str, ids: set[str]) -> set[str]:
+        return set(self.relational.units(namespace, ids)) if ids else set()
 
     def ids(self, namespace: str) -> set[str]:
         """Every vector id stored for the namespace where its vectors live."""

@@ -149,11 +149,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE namespaces ADD COLUMN vectors TEXT",
         """CREATE TABLE unit_vectors (
-            unit_id TEXT PRIMARY KEY,
             namespace TEXT NOT NULL,
-            vector {blob} NOT NULL
+            unit_id TEXT NOT NULL,
+            vector {blob} NOT NULL,
+            PRIMARY KEY (namespace, unit_id)
         )""",
-        "CREATE INDEX unit_vectors_by_namespace ON unit_vectors (namespace)",
+        "CREATE INDEX unit_vectors_by_unit ON unit_vectors (unit_id)",
         """CREATE TABLE compaction_debts (
             part TEXT PRIMARY KEY,
             since {real} NOT NULL

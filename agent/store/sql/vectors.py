@@ -1,10 +1,11 @@
 """Where each namespace's vectors live, and the vectors a small namespace keeps in rows.
 
-A namespace's ``vectors`` column says ``rows`` (its vectors are rows of ``unit_vectors``, beside
-its units) or ``collection`` (a Chroma collection of its own); a namespace of a store written
-before version 4 has none, and its vectors are in a collection.  Every statement names the
-namespace, and a read joins the units of that namespace: a row planted under another namespace,
-or for a unit that was never committed, is never returned.
+A vector row is keyed by its namespace and its unit.  A namespace's ``vectors`` column says
+``rows`` (its vectors are rows of ``unit_vectors``, beside its units) or ``collection`` (a
+Chroma collection of its own); a namespace of a store written before version 4 has none until
+the store is opened, and its vectors are in a collection.  Every statement names the
+namespace, and a read joins the units of that namespace: a row planted under another
+namespace, or for a unit that was never committed, is never returned.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ class VectorTables(SQLDatabase):
         matrix = np.asarray(vectors, dtype=np.float32)
         with self.transaction() as db:
             db.executemany(
-                "INSERT INTO unit_vectors VALUES (?, ?, ?) ON CONFLICT (unit_id) DO UPDATE "
-                "SET namespace = excluded.namespace, vector = excluded.vector",
-                [(mid, namespace, matrix[i].tobytes()) for i, mid in enumerate(ids)],
+                "INSERT INTO unit_vectors VALUES (?, ?, ?) ON CONFLICT (namespace, unit_id) "
+                "DO UPDATE SET vector = excluded.vector",
+                [(namespace, mid, matrix[i].tobytes()) for i, mid in enumerate(ids)],
             )
 
     @override
