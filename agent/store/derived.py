@@ -39,6 +39,7 @@ class _Followed(Generic[T]):
     value: T
     seq: int
     removals: int
+    weight: int
 
 
 class DerivedCache(Generic[T]):
@@ -46,12 +47,22 @@ class DerivedCache(Generic[T]):
 
     With a ``limit``, the least recently used entries go first, and the least recently used
     namespaces' followed values: caches keyed by free text (a query) would otherwise grow with
-    every question asked, and followed values with every user who ever asked one.
+    every question asked, and followed values with every user who ever asked one.  With a
+    ``weigh``, followed values also go, least recently used first, while their weights sum to
+    more than ``capacity`` (a namespace's vectors weigh what they hold).
     """
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        limit: int | None = None,
+        weigh: Callable[[T], int] | None = None,
+        capacity: int | None = None,
+    ) -> None:
         self._entries: OrderedDict[tuple[Hashable, ...], tuple[int, T]] = OrderedDict()
         self._limit = limit
+        self._weigh = weigh
+        self._capacity = capacity
+        self._weight = 0  # of the followed values
         self._lock = threading.Lock()
         self._followed: OrderedDict[tuple[Hashable, ...], _Followed[T]] = OrderedDict()
         _registry.add(self)
@@ -112,9 +123,16 @@ class DerivedCache(Generic[T]):
                 value, seq = build(new), 0
             if fresh.units:
                 seq = fresh.units[-1][0]
-            self._followed[key] = _Followed(generation, value, seq, fresh.removals)
-            while self._limit is not None and len(self._followed) > self._limit:
-                self._followed.popitem(last=False)
+            weight = self._weigh(value) if self._weigh is not None else 0
+            if hit is not None:
+                self._weight -= hit.weight
+            self._followed[key] = _Followed(generation, value, seq, fresh.removals, weight)
+            self._weight += weight
+            while len(self._followed) > 1 and (
+                (self._limit is not None and len(self._followed) > self._limit)
+                or (self._capacity is not None and self._weight > self._capacity)
+            ):
+                self._weight -= self._followed.popitem(last=False)[1].weight
             return value
 
     def evict(self, directory: Path, namespace: str) -> None:
@@ -122,7 +140,9 @@ class DerivedCache(Generic[T]):
         with self._lock:
             for key in [k for k in self._entries if k[:2] == (str(directory), namespace)]:
                 del self._entries[key]
-            self._followed.pop((str(directory), namespace), None)
+            gone = self._followed.pop((str(directory), namespace), None)
+            if gone is not None:
+                self._weight -= gone.weight
 
     def clear(self, directory: Path) -> None:
         """Drop every entry of the store."""
@@ -130,7 +150,7 @@ class DerivedCache(Generic[T]):
             for key in [k for k in self._entries if k[0] == str(directory)]:
                 del self._entries[key]
             for key in [k for k in self._followed if k[0] == str(directory)]:
-                del self._followed[key]
+                self._weight -= self._followed.pop(key).weight
 
 
 def evict_namespace(directory: Path, namespace: str) -> None:

@@ -43,7 +43,10 @@ from ripplegraph.agent.store.vectors import VectorIndex
 from ripplegraph.agent.text import normalise_cue
 
 _log = logging.getLogger(__name__)
-_VECTOR_CACHE_LIMIT = 100_000  # ≈ 160 MB of MiniLM vectors, most recently used kept
+_VECTOR_CACHE_LIMIT = 50_000  # ≈ 80 MB of MiniLM vectors, most recently used kept
+_ROWS = "vector rows"
+_ROWS_CACHED = 100_000
+"""Vector rows kept as namespaces' search matrices (≈ 150 MB of MiniLM), by recent use."""
 COLLECTION_THRESHOLD = 2000
 """Vectors a namespace keeps in rows; one more and it gets a Chroma collection of its own."""
 ERASURE_WINDOW_MINUTES = 10.0
@@ -543,7 +546,7 @@ class MemoryStore:
         self, namespace: str, vectors: np.ndarray, k: int
     ) -> list[list[tuple[str, float]]]:
         """Nearest stored units for each vector, as (id, cosine); only committed units."""
-        return self.vectors.query(namespace, vectors, k)
+        return self.vectors.query(namespace, vectors, k, rows=lambda: self._vector_rows(namespace))
 
     def _searched(
         self, namespace: str, parameters: tuple[Hashable, ...], search: Callable[[], list[S]]
@@ -571,8 +574,31 @@ class MemoryStore:
     def _cache(self, name: str) -> DerivedCache[Any]:
         with self._caches_lock:
             if name not in self._caches:
-                self._caches[name] = DerivedCache(limit=_ENTRIES)
+                self._caches[name] = (
+                    DerivedCache(weigh=lambda rows: len(rows[0]), capacity=_ROWS_CACHED)
+                    if name == _ROWS
+                    else DerivedCache(limit=_ENTRIES)
+                )
             return self._caches[name]
+
+    def _vector_rows(self, namespace: str) -> tuple[list[str], np.ndarray]:
+        """The namespace's vector rows as ids and a matrix, grown with its writes."""
+
+        def of(units: list[MemoryUnit]) -> tuple[list[str], np.ndarray]:
+            found = self.relational.vectors(namespace, [u.id for u in units])
+            ids = [u.id for u in units if u.id in found]
+            return ids, np.stack([found[mid] for mid in ids]) if ids else np.zeros((0, 0))
+
+        def grown(
+            rows: tuple[list[str], np.ndarray], units: list[MemoryUnit]
+        ) -> tuple[list[str], np.ndarray]:
+            ids, matrix = of(units)
+            if not rows[0]:
+                return ids, matrix
+            return rows[0] + ids, np.vstack([rows[1], matrix]) if ids else rows[1]
+
+        rows: tuple[list[str], np.ndarray] = self.follow(_ROWS, namespace, of, grown)
+        return rows
 
     def follow(
         self,

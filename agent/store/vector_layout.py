@@ -16,7 +16,7 @@ collection belongs to one namespace.  It also records what a forget leaves for a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -159,18 +159,25 @@ class VectorLayout:
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def query(self, namespace: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    def query(
+        self,
+        namespace: str,
+        vectors: np.ndarray,
+        k: int,
+        rows: Callable[[], tuple[list[str], np.ndarray]] | None = None,
+    ) -> list[list[tuple[str, float]]]:
         """For each query vector, the ``k`` nearest of the namespace's committed memories.
 
-        Rows are searched exactly, joined to the namespace's units; a collection's hits are
-        kept only where they name one of its committed units (an interrupted write, or
-        anything else in the collection, is dropped).
+        Rows are searched exactly, joined to the namespace's units (``rows`` may hand over a
+        matrix of them kept in memory); a collection's hits are kept only where they name one
+        of its committed units (an interrupted write, or anything else in the collection, is
+        dropped).
         """
         if self.placement(namespace) == "collection":
             found = self.chroma.query(namespace, vectors, k)
             kept = self._committed(namespace, {mid for hits in found for mid, _ in hits})
             return [[(mid, s) for mid, s in hits if mid in kept] for hits in found]
-        ids, matrix = self.relational.namespace_vectors(namespace)
+        ids, matrix = rows() if rows is not None else self.relational.namespace_vectors(namespace)
         return nearest(ids, matrix, vectors, k)
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:

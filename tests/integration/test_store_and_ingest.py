@@ -172,7 +172,9 @@ def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
     index_reads: list[str] = []  # Chroma and BM25 queries the three channels make
     query_vectors, query_bm25 = demo_store.vectors.query, memory_store.ranked
     monkeypatch.setattr(
-        demo_store.vectors, "query", lambda *a: index_reads.append("chroma") or query_vectors(*a)
+        demo_store.vectors,
+        "query",
+        lambda *a, **kw: index_reads.append("chroma") or query_vectors(*a, **kw),
     )
     monkeypatch.setattr(
         memory_store, "ranked", lambda *a: index_reads.append("bm25") or query_bm25(*a)

@@ -92,7 +92,8 @@ class VectorTables(SQLDatabase):
         )
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return [str(r[0]) for r in rows], np.stack([_vector(r[1]) for r in rows])
+        matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        return [str(r[0]) for r in rows], matrix.reshape(len(rows), -1)
 
     @override
     def delete_vectors(self, namespace: str, ids: Iterable[str]) -> None:
