@@ -21,7 +21,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_AVX512=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
 
-.PHONY: install demo test lint clean studio small-llm mutate
+.PHONY: install demo test lint clean studio small-llm mutate results
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,3 +72,17 @@ small-llm: $(STAMP)
 
 studio: $(STAMP)
 	$(BIN)/langgraph dev --no-browser --no-reload --host 127.0.0.1 --port 2024
+
+# The published results in benchmarks/results/, refreshed from the data named here (a bench run
+# elsewhere never writes there).  DATA is a folder holding LoCoMo's locomo10.json-format file
+# as locomo/locomo_dev.json, PrefEval's benchmark_dataset as prefeval/ and IMLogic's
+# qa_user*.json files as imlogic/.  The load benchmarks (soak, tenants) are run by hand: half an
+# hour each (see the README).
+RESULTS := benchmarks/results
+results: $(STAMP)
+	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ prefeval/ imlogic/>"; exit 2; }
+	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/prefeval, $(DATA)/imlogic"
+	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
+	$(BIN)/ripplegraph bench prefeval --data $(DATA)/prefeval --results $(RESULTS)
+	$(BIN)/ripplegraph bench imlogic --data $(DATA)/imlogic --results $(RESULTS)
+	$(BIN)/ripplegraph bench scale --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)

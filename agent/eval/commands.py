@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,12 @@ console = Console()
 errors = Console(stderr=True)
 
 ResultsOption = Annotated[
-    Path, typer.Option("--results", help="Folder for JSON, Markdown and PNG results.")
+    Path | None,
+    typer.Option(
+        "--results",
+        help="Folder for the run's JSON, Markdown, PNG and per-question files [default: "
+        "beside --out, else a new folder named for the run in the current directory].",
+    ),
 ]
 StoreOption = Annotated[
     Path | None,
@@ -38,9 +44,10 @@ SystemsOption = Annotated[
 LimitOption = Annotated[
     int | None, typer.Option("--limit", help="Only the first N questions (or records per form).")
 ]
-OutOption = Annotated[Path | None, typer.Option("--out", help="Also write the JSON here.")]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="Write the results' JSON to this file too.")
+]
 ChartsOption = Annotated[bool, typer.Option("--charts/--no-charts", help="Write PNG charts.")]
-DEFAULT_RESULTS = Path("benchmarks/results")
 ALL_SYSTEMS = ",".join(SYSTEMS)
 DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)
 
@@ -95,10 +102,19 @@ def _publish(
     results: dict[str, Any],
     markdown: str,
     chart: Callable[[dict[str, Any], Path], None],
-    results_dir: Path,
+    results_dir: Path | None,
     out: Path | None,
     charts: bool,
 ) -> None:
+    """Write the run's files where they were asked for, never into a folder not named.
+
+    Without ``--results`` they go beside ``--out``, else into a new folder in the current
+    directory named for the run: a run on other data cannot overwrite published results.
+    """
+    if results_dir is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        results_dir = out.parent if out is not None else Path(f"bench-{name}-{stamp}")
+    results_dir.mkdir(parents=True, exist_ok=True)
     summary = {k: v for k, v in results.items() if k != "details"}
     stem = results_dir / f"bench_{name}"
     report.write_json(summary, stem.with_suffix(".json"))
@@ -160,7 +176,7 @@ def locomo(
     systems: SystemsOption = ALL_SYSTEMS,
     limit: LimitOption = None,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
     llm: LlmOption = None,
     base_url: LlmBaseUrlOption = None,
@@ -195,7 +211,7 @@ def imlogic(
     systems: SystemsOption = ALL_SYSTEMS,
     limit: LimitOption = None,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
     llm: LlmOption = None,
     base_url: LlmBaseUrlOption = None,
@@ -238,7 +254,7 @@ def prefeval(
         typer.Option("--workers", min=1, help="Processes, each scoring records in its own store."),
     ] = DEFAULT_WORKERS,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
 ) -> None:
     """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
@@ -269,7 +285,7 @@ def scale(
     turns: Annotated[int, typer.Option("--turns", help="Write→recall turns per size.")] = 30,
     store: StoreOption = None,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
     database_url: Annotated[
         str | None,
@@ -335,7 +351,7 @@ def soak(
     database_url: DatabaseUrlOption = None,
     collection_threshold: ThresholdOption = None,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
 ) -> None:
     """A steady mixed load through RippleGraphStore: memory, latency drift, errors, erasure."""
@@ -364,7 +380,7 @@ def tenants(
     database_url: DatabaseUrlOption = None,
     collection_threshold: ThresholdOption = None,
     out: OutOption = None,
-    results_dir: ResultsOption = DEFAULT_RESULTS,
+    results_dir: ResultsOption = None,
     charts: ChartsOption = True,
 ) -> None:
     """Many users in one store: memory, disk, add and recall, listing, forget, cold start."""

@@ -8,6 +8,7 @@ that writes hundreds of thousands of memories measures the store, not the model.
 from __future__ import annotations
 
 import random
+import re
 
 _PEOPLE = ["Maya", "Sam", "Ana", "Tom", "Lea", "Raj"]
 _DOINGS = ["bought", "lost", "repaired", "borrowed", "sold", "painted"]
@@ -34,3 +35,15 @@ def sentence(rng: random.Random) -> str:
 def question(rng: random.Random) -> str:
     """A question about the pool's people and places."""
     return rng.choice(_QUESTIONS).format(p=rng.choice(_PEOPLE), l=rng.choice(_PLACES))
+
+
+_SENTENCE = re.compile(
+    "(?:{}) (?:{}) (?:{}) in (?:{}) (?:{})\\.".format(
+        *("|".join(map(re.escape, words)) for words in (_PEOPLE, _DOINGS, _THINGS, _PLACES, _DAYS))
+    ).encode()
+)
+
+
+def sentences_in(data: bytes) -> set[bytes]:
+    """Every pool sentence written in ``data`` (one pass, whatever the number looked for)."""
+    return set(_SENTENCE.findall(data))

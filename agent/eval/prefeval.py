@@ -32,6 +32,7 @@ import numpy as np
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import hit_at, mean
+from ripplegraph.agent.eval.scale import peak_mb
 from ripplegraph.agent.eval.systems import System, make_systems
 from ripplegraph.agent.graph import ingest_graph
 from ripplegraph.agent.memory import Session, Turn
@@ -243,10 +244,11 @@ def _start_worker(
     _worker = RecordScorer(directory, worker_context, systems, fillers)
 
 
-def _score_chunk(records: list[PrefRecord]) -> list[Scores]:
+def _score_chunk(records: list[PrefRecord]) -> tuple[list[Scores], float]:
+    """The chunk's scores, and the worker's peak resident memory so far (MB)."""
     if _worker is None:
         raise RuntimeError("the PrefEval worker was not started")
-    return [_worker.score(record) for record in records]
+    return [_worker.score(record) for record in records], peak_mb()
 
 
 def _scores(
@@ -256,11 +258,16 @@ def _scores(
     fillers: Sequence[int],
     records: list[PrefRecord],
     workers: int,
+    peaks: list[float],
 ) -> Iterator[Scores]:
-    """Each record's scores, from this process or from ``workers`` processes."""
+    """Each record's scores, from this process or from ``workers`` processes.
+
+    ``peaks`` collects the peak resident memory each worker reported (MB).
+    """
     if workers <= 1:
         scorer = RecordScorer(directory, context, systems, fillers)
         yield from (scorer.score(record) for record in records)
+        peaks.append(peak_mb())
         return
     spawn = multiprocessing.get_context("spawn")
     slots: multiprocessing.Queue[int] = spawn.Queue()
@@ -275,7 +282,9 @@ def _scores(
     ) as pool:
         chunks = [records[i : i + CHUNK] for i in range(0, len(records), CHUNK)]
         for done in as_completed([pool.submit(_score_chunk, chunk) for chunk in chunks]):
-            yield from done.result()
+            scores, peak = done.result()
+            peaks.append(peak)
+            yield from scores
 
 
 def run_prefeval(
@@ -289,7 +298,8 @@ def run_prefeval(
 ) -> dict[str, Any]:
     """Hit@5 and Hit@10 by form and filler count for each system (``advance`` per record)."""
     hits: dict[str, dict[str, dict[str, list[float]]]] = {s: {} for s in systems}
-    for scores in _scores(directory, context, systems, fillers, records, workers):
+    peaks: list[float] = []
+    for scores in _scores(directory, context, systems, fillers, records, workers, peaks):
         for system, bucket, values in scores:
             for metric, value in values.items():
                 hits[system].setdefault(bucket, {}).setdefault(metric, []).append(value)
@@ -309,4 +319,5 @@ def run_prefeval(
             "fillers": list(fillers),
             "workers": workers,
         },
+        "peak_rss_mb_per_worker": max(peaks, default=0.0),
     }

@@ -109,6 +109,7 @@ def prefeval_markdown(results: dict[str, Any]) -> str:
     lines.append(
         "Hit@5 (Hit@10); records per form: "
         + ", ".join(f"{form} {n}" for form, n in records.items())
+        + f"; peak resident memory of a worker: {results.get('peak_rss_mb_per_worker', 0):.0f} MB"
     )
     return "\n".join(lines)
 

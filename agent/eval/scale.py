@@ -14,6 +14,7 @@ search memo and query embeddings cleared before each question); the floor any re
 from __future__ import annotations
 
 import resource
+import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -39,6 +40,12 @@ def resident_mb() -> float:
             if line.startswith("VmRSS:"):
                 return round(int(line.split()[1]) / 1024, 1)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def peak_mb() -> float:
+    """The process's peak resident memory so far (Linux and macOS report it in different units)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
 
 
 def timed_ingest(context: Deployed, sessions: Sequence[Session]) -> dict[str, Any]:

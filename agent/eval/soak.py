@@ -15,6 +15,7 @@ shares) once the erasure window is closed.
 from __future__ import annotations
 
 import random
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from langgraph.store.base import PutOp
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import percentiles
-from ripplegraph.agent.eval.pool import question, sentence
+from ripplegraph.agent.eval.pool import question, sentence, sentences_in
 from ripplegraph.agent.eval.report import _pyplot, _row
 from ripplegraph.agent.eval.scale import resident_mb
 from ripplegraph.agent.items import namespace_of
@@ -38,6 +39,7 @@ MIX = {"search": 0.35, "put": 0.30, "update": 0.15, "delete": 0.20}
 """Each operation's share of the load; deletes, updates and expiries keep the users' sizes."""
 TTL_SHARE = 1 / 3
 """Share of new puts that carry a time to live."""
+_MEMORY_ID = re.compile(rb"m_[0-9a-f]{32}")
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ def _left_behind(context: Deployed, users: _Users) -> int:
     """Forgotten memories whose id, or text no live memory holds, a file still holds.
 
     Run once the erasure window is closed (``compact``).  Texts are drawn from a pool, so a
-    forgotten text that another memory still holds is not looked for.
+    forgotten text that another memory still holds is not looked for.  Each file is read
+    once: every memory id and every pool sentence in it is found by pattern, then compared.
     """
     memory = context.store()
     memory.sweep_expired()
@@ -136,15 +139,15 @@ def _left_behind(context: Deployed, users: _Users) -> int:
         if not memory.items(namespace_of((user,)), [key]):  # expired and swept
             users.forgotten.update(made)
     memory.compact()
-    live = {u.text for ns in memory.namespaces() for u in memory.all_units(ns)}
-    needles = {mid: [mid.encode()] for mid in users.forgotten}
-    for mid, text in users.forgotten.items():
-        if text not in live:
-            needles[mid].append(text.encode())
+    live = {s for ns in memory.namespaces() for u in memory.all_units(ns)
+            for s in sentences_in(u.text.encode())}  # fmt: skip
+    texts = {mid: sentences_in(text.encode()) - live for mid, text in users.forgotten.items()}
     left: set[str] = set()
     for path in _files(context):
         data = path.read_bytes()
-        left.update(mid for mid, wanted in needles.items() if any(n in data for n in wanted))
+        ids = {m.decode() for m in _MEMORY_ID.findall(data)}
+        found = sentences_in(data)
+        left.update(mid for mid in users.forgotten if mid in ids or texts[mid] & found)
     return len(left)
 
 

@@ -1,4 +1,4 @@
-"""Storage: Chroma for vectors, SQLite for cues and edges, BM25 for words; all by namespace."""
+"""Storage: the relational side (units, cues, edges, small namespaces' vectors), Chroma, BM25."""
 
 from ripplegraph.agent.errors import StoreError
 from ripplegraph.agent.store.cue_index import CueMatch

@@ -1,8 +1,10 @@
 """``MemoryStore``: one facade over the vector, lexical, cue and edge channels of a store.
 
-A store is a directory: Chroma's files (unless a Chroma server is used), ``graph.sqlite``
-(units, cue indexes, edges) and a lock file that serialises writers across processes.
-Every read and write names a namespace.
+A store is a directory: ``graph.sqlite`` (units, cue indexes, edges, and the vectors of small
+namespaces), Chroma's files for the collections of large ones (unless a Chroma server is
+used) and a lock file that serialises writers across processes.  Every read and write names a
+namespace.  What a forget leaves in files it cannot rewrite at its own cost is owed to a
+compaction that runs within the store's erasure window.
 """
 
 from __future__ import annotations
@@ -275,7 +277,7 @@ class MemoryStore:
     def drop_namespace(self, namespace: str) -> int:
         """Delete a whole namespace from every channel; returns how many units it held.
 
-        The SQLite rows go first, so a crash in between leaves only invisible vectors.
+        The relational rows go first, so a crash in between leaves only invisible vectors.
         """
         with self._write_lock:
             units = self.relational.all_units(namespace)
@@ -297,13 +299,13 @@ class MemoryStore:
         """Delete memories from every channel; returns the ids forgotten.
 
         Exactly one selector: memory ids, a session, a person (units naming them or said by
-        them), or ``everything`` in the namespace.  The SQLite rows, cue entries and every edge
-        touching the units go in one transaction (from then on no channel returns them), then
-        their vectors; root memories and the BM25 index are derived per write generation, so
-        they lose the evidence at once.  Last the copies a delete leaves go: checkpointed
-        threads quoting the units are purged, free pages zeroed, write-ahead logs truncated
-        (``agent.store.erasure``).  A crash between the steps leaves only invisible vectors,
-        which ``check`` reports and ``repair`` removes.
+        them), or ``everything`` in the namespace.  The rows, cue entries, vector rows and
+        every edge touching the units go in one transaction (from then on no channel returns
+        them), then a collection's vectors; root memories and the BM25 index are derived per
+        write generation, so they lose the evidence at once.  Then the copies a delete leaves
+        go that cost what was deleted (``_erase_copies``); the rest is owed to ``compact``.
+        Nothing here reads or rewrites the rest of the namespace.  A crash between the steps
+        leaves only invisible vectors, which ``check`` reports and ``repair`` removes.
         """
         wanted = list(memory_ids)
         chosen = sum([bool(wanted), session is not None, person is not None, everything])

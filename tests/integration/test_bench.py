@@ -62,6 +62,54 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
     assert (results / "bench_locomo.png").stat().st_size > 1000
 
 
+def test_a_run_on_other_data_leaves_the_published_results_alone(
+    tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a checkout, ``--out`` alone: every file goes beside it, none to benchmarks/."""
+    published = repo_root / "benchmarks" / "results"
+
+    def snapshot() -> dict[str, bytes]:
+        return {str(p.relative_to(published)): p.read_bytes() for p in published.rglob("*")
+                if p.is_file()}  # fmt: skip
+
+    before, top = snapshot(), sorted(p.name for p in repo_root.iterdir())
+    monkeypatch.chdir(repo_root)
+    data = write_calvin(tmp_path / "other.json")
+    out = tmp_path / "mine" / "mine.json"
+    args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
+            "--systems", "bm25,ripplegraph", "--out", str(out)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    assert json.loads(out.read_text())["data"]["questions"] == 2
+    written = sorted(p.name for p in out.parent.iterdir())
+    assert written == ["bench_locomo.json", "bench_locomo.md", "bench_locomo.png",
+                       "bench_locomo_questions.json", "mine.json"]  # fmt: skip
+    assert snapshot() == before
+    assert sorted(p.name for p in repo_root.iterdir()) == top
+
+
+def test_bench_soak_and_tenants_smoke(tmp_path: Path) -> None:
+    """The load benches on a tiny load: their tables, their checks, their files."""
+    soak = ["bench", "soak", "--users", "2", "--memories", "4", "--minutes", "0.1",
+            "--rate", "4", "--ttl-minutes", "0.02", "--store", str(tmp_path / "soak"),
+            "--results", str(tmp_path / "r"), "--no-charts"]  # fmt: skip
+    run = CliRunner().invoke(app, soak)
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "r" / "bench_soak.json").read_text())
+    assert summary["errors"] == {} and summary["check"]["consistent"]
+    assert summary["forgotten_left_in_files"] == 0
+    assert sum(row["count"] for row in summary["latency_ms"].values()) > 0
+    tenants = ["bench", "tenants", "--users", "6", "--memories", "3", "--samples", "3",
+               "--store", str(tmp_path / "tenants"), "--results", str(tmp_path / "r"),
+               "--no-charts"]  # fmt: skip
+    run = CliRunner().invoke(app, tenants)
+    assert run.exit_code == 0, run.output
+    size = json.loads((tmp_path / "r" / "bench_tenants.json").read_text())["sizes"]["6"]
+    assert size["users"] == 6 and size["namespaces_page_size"] >= 6
+    assert size["recall_ms"]["p50"] > 0 and size["cold_start_s"] > size["model_load_s"]
+    assert (tmp_path / "r" / "bench_tenants.md").read_text().startswith("3 memories per user")
+
+
 def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     data = write_calvin(tmp_path / "locomo.json")
     args = ["bench", "scale", "--data", str(data), "--units", "8,20", "--queries", "2",
