@@ -52,9 +52,10 @@ class RelationalBackend(ABC):
     def scrub(self) -> bool:
         """After a forget: leave no copy of deleted rows that this can reach at its cost.
 
-        Returns whether nothing is left for ``compact``: SQLite zeroes deleted rows as it
-        deletes them and only has its write-ahead log to empty; a server database keeps dead
-        rows in its table files until ``compact`` rewrites them.
+        Returns whether nothing is left for ``compact``.  Neither backend can say so: SQLite
+        zeroes a deleted row where it was but keeps copies that page balancing made in pages'
+        free space, PostgreSQL keeps dead rows in its table files, until ``compact`` rewrites
+        them.
         """
 
     @abstractmethod

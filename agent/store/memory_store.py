@@ -35,7 +35,7 @@ from ripplegraph.agent.store.backend import RelationalBackend
 from ripplegraph.agent.store.cue_index import CueIndex, CueMatch
 from ripplegraph.agent.store.derived import DerivedCache, evict_namespace
 from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
-from ripplegraph.agent.store.erasure import CHECKPOINTS, purge_threads
+from ripplegraph.agent.store.erasure import CHECKPOINTS, purge_threads, vacuum
 from ripplegraph.agent.store.ids import memory_id
 from ripplegraph.agent.store.lexical import Bm25, ranked
 from ripplegraph.agent.store.postgres import PostgresBackend
@@ -57,6 +57,8 @@ DEMOTIONS = 100
 """Namespaces a background compaction moves from a collection into rows, at most."""
 RELATIONAL_DEBT = "relational"
 """Debt part: the relational side's files hold dead rows until its ``compact``."""
+THREADS_DEBT = "threads"
+"""Debt part: the CLI's checkpoints file holds purged threads' bytes in free space."""
 S = TypeVar("S")
 T = TypeVar("T")
 _ENTRIES = 512  # values kept per derived cache: searches are keyed by free text
@@ -336,14 +338,16 @@ class MemoryStore:
     def _erase_copies(self, units: Sequence[MemoryUnit]) -> None:
         """Remove the bytes a delete leaves, at the cost of what was deleted.
 
-        Checkpointed threads quoting the units are purged and the relational log emptied now
-        (with SQLite nothing else is left); what stays in a collection's index files, Chroma's
-        catalog or PostgreSQL's table files is owed to the compaction that closes the erasure
-        window (``compact``), scheduled here.
+        Checkpointed threads quoting the units are purged and the relational log emptied now;
+        what stays in the files' free space (SQLite's and Chroma's catalogs, the threads
+        file, PostgreSQL's tables) and in a collection's index files is owed to the
+        compaction that closes the erasure window (``compact``), scheduled here.
         """
         if not units:
             return
-        purge_threads(self.directory / CHECKPOINTS, [u.id for u in units], [u.text for u in units])
+        threads = self.directory / CHECKPOINTS
+        if purge_threads(threads, [u.id for u in units], [u.text for u in units]):
+            self.relational.owe([THREADS_DEBT], time.time())
         if not self.relational.scrub():
             self.relational.owe([RELATIONAL_DEBT], time.time())
         self._schedule_compaction()
@@ -358,11 +362,12 @@ class MemoryStore:
         """Remove every forgotten byte a forget left behind, and settle the debts.
 
         Collections owed a flush are saved by Chroma without their deleted vectors, Chroma's
-        catalog is vacuumed (embedded), the relational side's files are rewritten where they
-        keep dead rows (PostgreSQL), and up to ``demotions`` namespaces kept in collections
-        they are too small for (every one with ``None``; a store of an earlier version holds
-        many) move their vectors into rows.  Each step costs what it rewrites, and only parts
-        a forget touched are rewritten.
+        catalog and the threads file are vacuumed (embedded), the relational side's files are
+        rewritten (SQLite's ``VACUUM``, PostgreSQL's ``VACUUM FULL``), and up to ``demotions``
+        namespaces kept in collections they are too small for (every one with ``None``; a
+        store of an earlier version holds many) move their vectors into rows.  Only parts a
+        forget touched are rewritten; the relational side is rewritten whole, once per window
+        with forgets, never per forget.
         """
         started = time.perf_counter()
         with self._write_lock:
@@ -373,6 +378,8 @@ class MemoryStore:
                 evict_namespace(self.directory, namespace)
             debts = self.relational.debts()
             self.vectors.compact(debts)
+            if THREADS_DEBT in debts:
+                vacuum(self.directory / CHECKPOINTS)
             settled = [part for part in debts if part != RELATIONAL_DEBT]
             if RELATIONAL_DEBT in debts and self.relational.compact():
                 settled.append(RELATIONAL_DEBT)
