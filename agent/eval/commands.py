@@ -336,6 +336,19 @@ ThresholdOption = Annotated[
 ]
 
 
+def _backend(chroma_url: str | None, collection_threshold: int | None) -> dict[str, Any]:
+    """The deployment settings a load bench was given (a threshold only when one was)."""
+    settings: dict[str, Any] = {"chroma_url": chroma_url}
+    if collection_threshold is not None:
+        settings["collection_threshold"] = collection_threshold
+    return settings
+
+
+def _named(bench_name: str, chroma_url: str | None, database_url: str | None) -> str:
+    """A load bench's results name: ``_served`` when a server keeps part of the store."""
+    return bench_name + ("_served" if chroma_url or database_url else "")
+
+
 @bench.command("soak")
 def soak(
     users: Annotated[int, typer.Option("--users", help="Users, each one namespace.")] = 100,
@@ -358,14 +371,12 @@ def soak(
     from ripplegraph.agent.eval.soak import SoakPlan, run_soak, soak_chart, soak_markdown
 
     plan = SoakPlan(users, memories, minutes, rate, ttl_minutes, seed)
-    settings: dict[str, Any] = {"chroma_url": chroma_url}
-    if collection_threshold is not None:
-        settings["collection_threshold"] = collection_threshold
+    settings = _backend(chroma_url, collection_threshold)
     ticks = max(1, int(minutes * 6))  # one every ten seconds
     with _store(store, database_url, **settings) as context, _progress("soak", ticks) as advance:
         results = run_soak(context, plan, advance)
-    suffix = "" if not (chroma_url or database_url) else "_served"
-    _publish(f"soak{suffix}", results, soak_markdown(results), soak_chart, results_dir, out, charts)
+    name = _named("soak", chroma_url, database_url)
+    _publish(name, results, soak_markdown(results), soak_chart, results_dir, out, charts)
 
 
 @bench.command("tenants")
@@ -387,17 +398,14 @@ def tenants(
     from ripplegraph.agent.eval.tenants import run_tenants, tenants_chart, tenants_markdown
 
     sizes = sorted(int(n) for n in users.split(","))
-    settings: dict[str, Any] = {"chroma_url": chroma_url}
-    if collection_threshold is not None:
-        settings["collection_threshold"] = collection_threshold
+    settings = _backend(chroma_url, collection_threshold)
     with (
         _store(store, database_url, **settings) as context,
         _progress("tenants", len(sizes)) as advance,
     ):
         results = run_tenants(context, sizes, memories, samples, advance)
-    suffix = "" if not (chroma_url or database_url) else "_served"
     _publish(
-        f"tenants{suffix}",
+        _named("tenants", chroma_url, database_url),
         results,
         tenants_markdown(results),
         tenants_chart,
