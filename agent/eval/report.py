@@ -151,7 +151,8 @@ _NOT_BUCKETS = frozenset({"overall", "latency_ms", "answers"})
 def scale_markdown(results: dict[str, Any]) -> str:
     """One namespace's timings per size beside the floor, and the ingest split."""
     header = ["units", "recall p50 ms", "recall p95 ms", "floor p50 ms", "recall / floor",
-              "write→recall p50 ms", "write p50 ms", "RSS MB", "slowest node"]  # fmt: skip
+              "write→recall p50 ms", "write p50 ms", "forget p50 ms", "RSS MB",
+              "slowest node"]  # fmt: skip
     lines = [_row(header), _row(["---"] * len(header))]
     for size in results["sizes"].values():
         nodes = size["per_node_p50_ms"]
@@ -166,6 +167,7 @@ def scale_markdown(results: dict[str, Any]) -> str:
                     f"{size['ratio_to_floor']}×",
                     f"{size['write_then_recall_p50_ms']:.1f}",
                     f"{size['write_p50_ms']:.1f}",
+                    f"{size['forget_ms']['p50']:.1f}" if "forget_ms" in size else "–",
                     f"{size['rss_mb']:.0f}",
                     f"{slowest} ({nodes[slowest]:.1f})" if nodes else "-",
                 ]

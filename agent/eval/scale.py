@@ -7,8 +7,8 @@ copies of its own units under fresh ids (vectors, cues and edges copied, not rec
 and at each size it is timed three ways, after one untimed pass over the questions (a
 long-lived process has built its per-namespace values): recall with cold query caches (the
 search memo and query embeddings cleared before each question); the floor any retriever pays
-(embed the question, Chroma's top 10, BM25's top 10); and the chat loop's write→recall
-(remember one new turn, then recall the next question).
+(embed the question, Chroma's top 10, BM25's top 10); the chat loop's write→recall
+(remember one new turn, then recall the next question); and forgetting each of those turns.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ripplegraph.agent.eval.locomo import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.graph import ingest_graph, recall_graph
 from ripplegraph.agent.memory import Session, Turn
-from ripplegraph.agent.state import IngestInput, RecallInput
+from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput
 from ripplegraph.agent.store import MemoryStore
 
 NAMESPACE = "scale"
@@ -129,7 +129,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
                 per_node.setdefault(node, []).append((now - previous) * 1000)
             previous = now
         totals.append(_ms(started))
-    writes, after = write_then_recall(context, questions, turns)
+    writes, after, forgets = write_then_recall(context, questions, turns)
     floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
     recall = percentiles(totals)
     return {
@@ -139,6 +139,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
         "floor_p50_ms": round(floor, 1),
         "write_then_recall_p50_ms": percentiles(after)["p50"],
         "write_p50_ms": percentiles(writes)["p50"],
+        "forget_ms": percentiles(forgets),
         "rss_mb": resident_mb(),
         "ratio_to_floor": round(recall["p50"] / floor, 2) if floor else None,
         "floor_ms": {
@@ -151,11 +152,15 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
 
 def write_then_recall(
     context: Deployed, questions: Sequence[Question], turns: int
-) -> tuple[list[float], list[float]]:
-    """The chat loop: remember one new user turn, then recall; (write ms, recall ms) each."""
+) -> tuple[list[float], list[float], list[float]]:
+    """The chat loop: remember one new user turn, then recall; then forget each turn.
+
+    Returns the milliseconds of each write, each recall after it, and each forget.
+    """
     store = context.store()
     writes: list[float] = []
     after: list[float] = []
+    written: list[list[str]] = []
     stamp = datetime(2030, 1, 1) + timedelta(seconds=store.count_units(NAMESPACE))
     for index in range(turns):
         question = questions[index % len(questions)]
@@ -166,13 +171,21 @@ def write_then_recall(
             turns=[Turn(speaker="User", text=said, id=f"t{index}")],
         )
         started = time.perf_counter()
-        ingest_graph.invoke(IngestInput(namespace=NAMESPACE, sessions=[session]), context=context)
+        raw = ingest_graph.invoke(
+            IngestInput(namespace=NAMESPACE, sessions=[session]), context=context
+        )
         writes.append(_ms(started))
+        written.append(IngestOutput.model_validate(raw).written_ids)
         store.clear_query_caches()
         started = time.perf_counter()
         recall_graph.invoke(RecallInput(query=question.text, namespace=NAMESPACE), context=context)
         after.append(_ms(started))
-    return writes, after
+    forgets = []
+    for ids in written:
+        started = time.perf_counter()
+        store.forget(NAMESPACE, memory_ids=ids)
+        forgets.append(_ms(started))
+    return writes, after, forgets
 
 
 def _ms(started: float) -> float:

@@ -125,9 +125,10 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     assert min(parts) >= 0 and sum(parts) <= ingest["seconds"] + 0.1  # (texts embedded
     # earlier in this process come from the embedder's cache, so embed_s may be 0 here)
     small, large = summary["sizes"]["8"], summary["sizes"]["20"]
-    assert small["units"] == 8 + 2  # grown to 8, then two remembered turns
-    assert large["units"] == 20 + 2
+    assert small["units"] == 8  # grown to 8; two turns remembered, then forgotten
+    assert large["units"] == 20
     for size in (small, large):
+        assert size["forget_ms"]["p50"] > 0
         assert size["recall_p50_ms"] > 0 and size["floor_p50_ms"] > 0
         assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
         assert "first_hop_recall" in size["per_node_p50_ms"]
@@ -147,9 +148,9 @@ def test_bench_scale_reports_postgresql_beside_sqlite(tmp_path: Path, postgres: 
         assert run.exit_code == 0, run.output
         summary = json.loads((tmp_path / "r" / "bench_scale.json").read_text())
         remote = summary["postgresql"]
-        assert remote["ingest"]["units"] == 5 and remote["sizes"]["8"]["units"] == 8 + 2
+        assert remote["ingest"]["units"] == 5 and remote["sizes"]["8"]["units"] == 8
         assert remote["sizes"]["8"]["recall_p50_ms"] > 0
-        assert summary["sizes"]["8"]["units"] == 8 + 2
+        assert summary["sizes"]["8"]["units"] == 8
     assert "on PostgreSQL" in (tmp_path / "r" / "bench_scale.md").read_text()
 
 

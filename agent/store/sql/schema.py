@@ -7,7 +7,8 @@ Version 2 adds the items a ``BaseStore`` client put (their values and the units 
 version 3 their time to live (minutes, and the moment they expire, in seconds since the epoch);
 version 4 where each namespace's vectors live (rows of ``unit_vectors`` for a small namespace,
 its own Chroma collection for a large one; unset for a namespace of an earlier version, whose
-vectors are in a collection) and what a compaction still owes (``compaction_debts``).
+vectors are in a collection), what a compaction still owes (``compaction_debts``), and an
+index of units by session (a forget or a resumed ingest of one session reads only it).
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -155,6 +156,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (namespace, unit_id)
         )""",
         "CREATE INDEX unit_vectors_by_unit ON unit_vectors (unit_id)",
+        "CREATE INDEX units_by_session ON units (namespace, session_id)",
         """CREATE TABLE compaction_debts (
             part TEXT PRIMARY KEY,
             since {real} NOT NULL
