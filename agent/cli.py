@@ -96,7 +96,7 @@ StoreOption = Annotated[
     Path | None,
     typer.Option(
         "--store",
-        help="Store directory [default: $RIPPLEGRAPH_STORE or a per-user data directory].",
+        help="Store directory \\[default: $RIPPLEGRAPH_STORE or a per-user data directory].",
     ),
 ]
 ChromaOption = Annotated[
@@ -138,7 +138,7 @@ UsersFileOption = Annotated[
     Path | None,
     typer.Option(
         "--users-file",
-        help="Users file [default: $RIPPLEGRAPH_USERS, else users.json in the store].",
+        help="Users file \\[default: $RIPPLEGRAPH_USERS, else users.json in the store].",
     ),
 ]
 HtmlOption = Annotated[
@@ -305,7 +305,7 @@ def ask(
     ] = False,
     thread: Annotated[
         str | None,
-        typer.Option("--thread", help="Thread id to store the run under [default: a new one]."),
+        typer.Option("--thread", help="Thread id to store the run under \\[default: a new one]."),
     ] = None,
     html: HtmlOption = None,
 ) -> None:
@@ -539,7 +539,7 @@ def add(
         str | None, typer.Option("--session", help="The session it belongs to.")
     ] = None,
     date: Annotated[
-        str | None, typer.Option("--date", help="When it was said (ISO 8601) [default: now].")
+        str | None, typer.Option("--date", help="When it was said (ISO 8601) \\[default: now].")
     ] = None,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
@@ -781,7 +781,7 @@ def _users_path(users_file: Path | None, store: Path | None) -> Path:
 def add_user(
     identity: Annotated[str, typer.Argument(help="The user's identity (their namespace too).")],
     namespace: Annotated[
-        str | None, typer.Option("--namespace", "-n", help="Their namespace [default: identity].")
+        str | None, typer.Option("--namespace", "-n", help="Their namespace \\[default: identity].")
     ] = None,
     users_file: UsersFileOption = None,
     store: StoreOption = None,

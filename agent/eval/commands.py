@@ -30,13 +30,13 @@ ResultsOption = Annotated[
     Path | None,
     typer.Option(
         "--results",
-        help="Folder for the run's JSON, Markdown, PNG and per-question files [default: "
+        help="Folder for the run's JSON, Markdown, PNG and per-question files \\[default: "
         "beside --out, else a new folder named for the run in the current directory].",
     ),
 ]
 StoreOption = Annotated[
     Path | None,
-    typer.Option("--store", help="Bench store directory (reused if present) [default: temp]."),
+    typer.Option("--store", help="Bench store directory (reused if present) \\[default: temp]."),
 ]
 SystemsOption = Annotated[
     str, typer.Option("--systems", help="Comma-separated systems: " + ", ".join(SYSTEMS))
@@ -331,7 +331,7 @@ ThresholdOption = Annotated[
     typer.Option(
         "--collection-threshold",
         help="Memories a namespace keeps in rows before it gets a Chroma collection "
-        "(0: every namespace its own) [default: the store's].",
+        "(0: every namespace its own) \\[default: the store's].",
     ),
 ]
 

@@ -164,6 +164,27 @@ def test_drop_namespace_removes_every_channel(demo_store: MemoryStore) -> None:
     assert demo_store.count_units(DEMO_NAMESPACE) > 0
 
 
+def test_namespaces_are_listed_a_page_at_a_time(demo_store: MemoryStore) -> None:
+    """Only namespaces that hold something, under the prefix, in order, one page at a time."""
+    names = [f"pages/{letter}" for letter in "abcd"]
+    for name in names:
+        demo_store.clone_namespace(DEMO_NAMESPACE, name)
+    demo_store.drop_namespace("pages/b")  # registered, but holds nothing now
+    try:
+        held = ["pages/a", "pages/c", "pages/d"]
+        assert demo_store.holding_namespaces(prefix="pages") == held
+        assert demo_store.holding_namespaces(prefix="pages", limit=2) == held[:2]
+        assert demo_store.holding_namespaces(prefix="pages", limit=2, offset=2) == held[2:]
+        assert demo_store.holding_namespaces(prefix="page") == []
+        # Each namespace's write order is its own: a copy continues from its source's.
+        assert [u.text for u in demo_store.all_units("pages/d")] == [
+            u.text for u in demo_store.all_units(DEMO_NAMESPACE)
+        ]
+    finally:
+        for name in names:
+            demo_store.drop_namespace(name)
+
+
 def test_a_repeated_search_is_answered_from_memory_until_the_namespace_changes(
     demo_context: Deployed, demo_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -78,6 +78,18 @@ def changed(db: Tx, namespace: str | None, *, register: bool = False) -> None:
         )
 
 
+def last_seq(db: Tx, namespace: str) -> int:
+    """The write order of ``namespace``'s newest unit (0 when it has none), read in ``db``.
+
+    Per namespace, from its index: every reader of the order follows one namespace, and a
+    maximum over the whole table cost a scan of every user's units per write.
+    """
+    (seq,) = db.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM units WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return int(seq)
+
+
 def count_removal(db: Tx, namespace: str) -> None:
     """Count a deletion in ``namespace`` (what ``units_since`` reports as removals)."""
     db.execute(

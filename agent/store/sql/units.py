@@ -12,7 +12,13 @@ from typing_extensions import override
 from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import Changes
-from ripplegraph.agent.store.sql.database import REMOVALS, SQLDatabase, changed, chunks
+from ripplegraph.agent.store.sql.database import (
+    REMOVALS,
+    SQLDatabase,
+    changed,
+    chunks,
+    last_seq,
+)
 from ripplegraph.agent.text import normalise_cue
 
 _UNIT_CACHE_LIMIT = 200_000
@@ -42,17 +48,18 @@ class UnitTables(SQLDatabase):
         if not units:
             return
         with self.transaction() as db:
-            namespaces = {u.namespace for u in units}
-            for namespace in namespaces:
+            last = {}
+            for namespace in dict.fromkeys(u.namespace for u in units):
                 changed(db, namespace, register=True)
-            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM units").fetchone()
-            for offset, unit in enumerate(units, start=1):
+                last[namespace] = last_seq(db, namespace)
+            for unit in units:
+                last[unit.namespace] += 1
                 db.execute(
                     "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         unit.id,
                         unit.namespace,
-                        seq + offset,
+                        last[unit.namespace],
                         unit.text,
                         unit.kind.value,
                         json.dumps(unit.people),
