@@ -180,10 +180,16 @@ class PostgresBackend(SQLTables):
 
     @override
     def compact(self) -> bool:
-        """Rewrite every table without its dead rows, then checkpoint where allowed."""
+        """Rewrite every table without its dead rows, then checkpoint where allowed.
+
+        The planner's statistics sample column values (ids, texts) into ``pg_statistic``:
+        each table is analysed again from its live rows, and the catalog rewritten without
+        the old samples (only a superuser may; otherwise PostgreSQL skips it with a warning).
+        """
         with self._lock, self._reaching():
             for table in TABLES:
-                self._db.execute(f"VACUUM FULL {table}")
+                self._db.execute(f"VACUUM (FULL, ANALYZE) {table}")
+            self._db.execute("VACUUM FULL pg_statistic")
             try:
                 self._db.execute("CHECKPOINT")
             except Exception as error:  # CHECKPOINT needs superuser or pg_checkpoint
