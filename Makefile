@@ -26,7 +26,7 @@ LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres,mcp]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres,mcp,ui]'
 	touch $(STAMP)
 
 install: $(STAMP)

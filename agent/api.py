@@ -101,6 +101,18 @@ def answer(question: str, result: RecallOutput, context: Deployed) -> tuple[str,
     return text, (usage.note or "fell back") if usage.fallbacks else None
 
 
+def forget_now(context: Deployed, namespace: str, **selection: Any) -> list[str]:
+    """``MemoryStore.forget``, then the compaction: gone from every file when it returns.
+
+    What a person asks to forget by hand (the CLI, the browser) does not wait for the
+    erasure window; ``selection`` is ``forget``'s one selector.
+    """
+    memory = context.store()
+    forgotten = memory.forget(namespace, **selection)
+    memory.compact(demotions=0)
+    return forgotten
+
+
 @contextmanager
 def checkpointed_recall(store_dir: Path) -> Iterator[Any]:
     """The recall graph with a SQLite checkpointer (``checkpoints.sqlite`` in the store)."""

@@ -22,14 +22,21 @@ from typer.core import TyperGroup
 
 import ripplegraph
 from ripplegraph.agent import auth
-from ripplegraph.agent.api import Remembered, answer, checkpointed_recall, recall, remember
+from ripplegraph.agent.api import (
+    Remembered,
+    answer,
+    checkpointed_recall,
+    forget_now,
+    recall,
+    remember,
+)
 from ripplegraph.agent.context import Deployed, Deployment, ModelSettings, default_store_dir
 from ripplegraph.agent.errors import RippleGraphError
 from ripplegraph.agent.eval.commands import bench
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.ingest_files import load_sessions
 from ripplegraph.agent.items import tuple_of, value_text
-from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
 from ripplegraph.agent.memory import Session
 from ripplegraph.agent.recall_config import RECIPES
 from ripplegraph.agent.services import Services
@@ -510,16 +517,15 @@ def forget(
     """
     context = _context(store, chroma_url, database_url)
     _known_namespace(context, namespace)
-    memory = context.store()
-    forgotten = memory.forget(
+    forgotten = forget_now(
+        context,
         namespace,
         memory_ids=memory_id or (),
         session=session,
         person=person,
         everything=everything,
     )
-    memory.compact(demotions=0)
-    remaining = memory.count_units(namespace)
+    remaining = context.store().count_units(namespace)
     if as_json:
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
         return
@@ -549,10 +555,8 @@ def add(
     words = (sys.stdin.read() if text == "-" else text).strip()
     if not words:
         raise _fail("nothing to add: give the text, or pipe it in with '-'")
-    value = {"text": words, "speaker": speaker, "session": session, "date": date}
-    key = uuid.uuid4().hex
     context = _context(store, chroma_url, database_url)
-    _items(context).put(tuple_of(namespace), key, {k: v for k, v in value.items() if v})
+    key = add_said(_items(context), namespace, words, speaker=speaker, session=session, date=date)
     typer.echo(key)
 
 
@@ -678,6 +682,64 @@ def mcp(
         server.run("stdio")
     else:
         server.run("streamable-http", host=host, port=port)
+
+
+@app.command()
+def ui(
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Serve only this namespace (repeatable) \\[default: every namespace].",
+        ),
+    ] = None,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to listen on; off loopback needs --access-token."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8765,
+    access_token: Annotated[
+        str | None,
+        typer.Option(
+            "--access-token",
+            envvar="RIPPLEGRAPH_UI_TOKEN",
+            help="Token every page asks for first (required when --host is not loopback).",
+        ),
+    ] = None,
+) -> None:
+    """Browse and correct what the store remembers, in a web browser (local by default)."""
+    try:
+        import uvicorn
+
+        from ripplegraph.agent.ui.app import LOOPBACK, create_app
+    except ImportError as error:
+        raise _fail(
+            f"the memory browser needs the 'ui' extra ({error.name} is missing): "
+            "pip install -c constraints.txt 'ripplegraph[ui]'"
+        ) from error
+    if host not in LOOPBACK and not access_token:
+        raise _fail(
+            f"--host {host} is not loopback: give --access-token (or RIPPLEGRAPH_UI_TOKEN) so "
+            "that only people holding it can read and change these memories"
+        )
+    context = _context(store, chroma_url, database_url, model, base_url)
+    for name in namespace or ():
+        _known_namespace(context, name)
+    browser = create_app(
+        context,
+        namespaces=frozenset(namespace) if namespace else None,
+        access_token=access_token,
+        host=host,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    errors.print(f"memory browser on http://{shown}:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(browser, host=host, port=port, log_level="warning")
 
 
 @app.command()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections.abc import Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime
@@ -306,6 +307,22 @@ class RippleGraphStore(BaseStore):
         if op.max_depth is not None:
             found = [labels[: op.max_depth] for labels in found]
         return sorted(set(found))[op.offset : op.offset + op.limit]
+
+
+def add_said(
+    store: RippleGraphStore,
+    namespace: str,
+    text: str,
+    *,
+    speaker: str = "User",
+    session: str | None = None,
+    date: str | None = None,
+) -> str:
+    """Remember one thing said as a put item (``ripplegraph add``, the browser); its key."""
+    value = {"text": text, "speaker": speaker, "session": session, "date": date}
+    key = uuid.uuid4().hex
+    store.put(tuple_of(namespace), key, {k: v for k, v in value.items() if v})
+    return key
 
 
 def _plain_prefix(op: ListNamespacesOp) -> str | None:

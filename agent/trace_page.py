@@ -676,15 +676,20 @@ def _texts(state: RecallState) -> dict[str, str]:
     return texts
 
 
-def render_page(state: RecallState, machine: Machine, *, thread_id: str = "") -> str:
-    """The whole page for one finished recall (its final state) on ``machine``."""
+PAGE_CSP = (
+    f"default-src 'none'; style-src {_csp_hash(STYLE)}; script-src {_csp_hash(SCRIPT)}; "
+    "img-src 'none'; connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'"
+)
+"""The file's policy: only its own inline style and script (by hash) run."""
+
+
+def render_body(state: RecallState, machine: Machine, *, thread_id: str = "") -> str:
+    """The page's content without its document: header and sections, styled by ``STYLE``.
+
+    ``ripplegraph ui`` embeds this in its own page (``STYLE`` and ``SCRIPT`` as its files).
+    """
     limits = state.budget.limits
     texts = _texts(state)
-    csp = (
-        f"default-src 'none'; style-src {_csp_hash(STYLE)}; script-src {_csp_hash(SCRIPT)}; "
-        "img-src 'none'; connect-src 'none'; font-src 'none'; form-action 'none'; "
-        "base-uri 'none'"
-    )
     legend = "".join(
         f'<span><i class="{kind}"></i>{label}</span>'
         for kind, label in (
@@ -701,12 +706,7 @@ def render_page(state: RecallState, machine: Machine, *, thread_id: str = "") ->
         for colour, label in NODE_COLOURS.values()
     )
     return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>RippleGraph recall — {_e(_short(state.query, 80))}</title>"
-        f"<style>{STYLE}</style></head><body>"
-        + _header(state, thread_id)
+        _header(state, thread_id)
         + "<main>"
         + '<section><h2>The machine\'s path</h2><p class="muted">Nodes the run visited are '
         "shaded; the numbers are step numbers (a node run twice shows both).</p>"
@@ -729,7 +729,19 @@ def render_page(state: RecallState, machine: Machine, *, thread_id: str = "") ->
         + "<section><h2>Roots and risks</h2>"
         + roots_and_risks_html(state, texts)
         + "</section></main>"
-        f"<script>{SCRIPT}</script></body></html>"
+    )
+
+
+def render_page(state: RecallState, machine: Machine, *, thread_id: str = "") -> str:
+    """The whole self-contained page for one finished recall (its final state) on ``machine``."""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>RippleGraph recall — {_e(_short(state.query, 80))}</title>"
+        f"<style>{STYLE}</style></head><body>"
+        + render_body(state, machine, thread_id=thread_id)
+        + f"<script>{SCRIPT}</script></body></html>"
     )
 
 

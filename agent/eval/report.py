@@ -182,6 +182,36 @@ def scale_markdown(results: dict[str, Any]) -> str:
         f"Plain sentence-transformers `encode` of the same texts: "
         f"{ingest['reference_embed_units_per_s']} units/s.",
     ]
+    browsed = [(s["units"], s["browser"]) for s in results["sizes"].values() if "browser" in s]
+    if browsed:
+        lines += [
+            "",
+            _row(
+                [
+                    "units",
+                    "browser first page ms (after a change)",
+                    "first page p50 ms",
+                    "standing facts page 2 p50 ms",
+                    "ask p50 ms",
+                    "largest page KB",
+                ]
+            ),
+            _row(["---"] * 6),
+        ]
+        for units, b in browsed:
+            lines.append(
+                _row(
+                    [
+                        str(units),
+                        f"{b['first_page_cold_ms']:.1f}",
+                        f"{b['first_page_ms']['p50']:.1f}",
+                        f"{b['standing_page_ms']['p50']:.1f}",
+                        f"{b['ask_ms']['p50']:.1f}",
+                        f"{b['largest_page_kb']:.0f}",
+                    ]
+                )
+            )
+        lines.append("")
     if "rss_mb_per_10k_units" in results:
         lines.append(f"Resident memory grows {results['rss_mb_per_10k_units']} MB per 10k units.")
     lines.append(

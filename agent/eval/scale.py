@@ -8,7 +8,8 @@ and at each size it is timed three ways, after one untimed pass over the questio
 long-lived process has built its per-namespace values): recall with cold query caches (the
 search memo and query embeddings cleared before each question); the floor any retriever pays
 (embed the question, Chroma's top 10, BM25's top 10); the chat loop's write→recall
-(remember one new turn, then recall the next question); and forgetting each of those turns.
+(remember one new turn, then recall the next question); forgetting each of those turns; and
+the memory browser's first page and asks (``agent.eval.browsing``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.browsing import time_browser
 from ripplegraph.agent.eval.locomo import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.graph import ingest_graph, recall_graph
@@ -30,6 +32,8 @@ from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput
 from ripplegraph.agent.store import MemoryStore
 
 NAMESPACE = "scale"
+BROWSER_ASKS = 10
+"""Questions the browser's ask page is timed on (the first of the recall's questions)."""
 
 
 def resident_mb() -> float:
@@ -130,6 +134,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
             previous = now
         totals.append(_ms(started))
     writes, after, forgets = write_then_recall(context, questions, turns)
+    browser = time_browser(context, NAMESPACE, [q.text for q in questions[:BROWSER_ASKS]])
     floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
     recall = percentiles(totals)
     return {
@@ -147,6 +152,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
             "bm25_top10": percentiles(lexical),
         },
         "per_node_p50_ms": {node: percentiles(v)["p50"] for node, v in per_node.items()},
+        "browser": browser,
     }
 
 

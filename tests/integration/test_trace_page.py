@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageStat
@@ -41,6 +42,32 @@ def chromium() -> str:
     if not found:
         pytest.skip("no headless Chromium (apt-get install chromium): trace page not loaded")
     return found
+
+
+def watched(page: Any, problems: list[str]) -> Any:
+    """The page, with every console error, page error and failed request noted."""
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on(  # one the test's own next navigation cut short (the icon, say) did not fail
+        "requestfailed",
+        lambda r: (
+            problems.append(f"request failed: {r.url} {r.failure}")
+            if "ERR_ABORTED" not in (r.failure or "")
+            else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda r: problems.append(f"{r.status}: {r.url}") if r.status >= 400 else None,
+    )
+    return page
 
 
 @pytest.fixture(scope="module")
@@ -86,16 +113,7 @@ def test_page_loads_offline_in_chromium_and_shows_the_run(
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.on(
-                "console",
-                lambda m: (
-                    problems.append(f"console {m.type}: {m.text}")
-                    if m.type in ("error", "warning")
-                    else None
-                ),
-            )
-            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-            page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+            watched(page, problems)
             page.on("request", lambda r: requests.append(r.url))
             page.goto(url, wait_until="load")
             loaded_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")

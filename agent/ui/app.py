@@ -1,0 +1,424 @@
+"""The memory browser's web app: server-rendered pages over one deployment's store.
+
+Every page is plain HTML from Jinja2 templates (autoescaped) and reads with JavaScript off;
+the only script is the trace page's own, on the ask page.  Every response carries a
+Content-Security-Policy that allows the app's own files and nothing inline, so a memory's
+text can never run.  Changes (forget, add) are POST forms that carry the process's
+same-origin token and are refused from another site; each goes through the store
+operations the CLI uses.  Which store and which namespaces are served is fixed when the
+process starts: a request can only name a namespace among them, and an unknown query
+parameter is refused rather than ignored.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ripplegraph.agent.api import forget_now
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
+from ripplegraph.agent.memory import Namespace
+from ripplegraph.agent.state import MAX_QUERY_CHARS, RecallInput
+from ripplegraph.agent.store.transfer import export_records
+from ripplegraph.agent.trace_page import SCRIPT, STYLE, render_body, state_from
+from ripplegraph.agent.ui import catalog
+
+CSP = (
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+COOKIE = "ripplegraph_ui"
+_STATIC = Path(__file__).with_name("static")
+_FILES = {
+    "trace.css": (STYLE, "text/css"),
+    "trace.js": (SCRIPT, "text/javascript"),
+    "ui.css": ((_STATIC / "ui.css").read_text(encoding="utf-8"), "text/css"),
+    "icon.svg": ((_STATIC / "icon.svg").read_text(encoding="utf-8"), "image/svg+xml"),
+}
+_MAX_TEXT = 20_000
+_MAX_FORM = 64 * 1024
+_Q = TypeVar("_Q", bound=BaseModel)
+
+
+class Refused(Exception):
+    """A request the browser turns away, with the status and the line it shows."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Query(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class _Page(_Query):
+    page: int = Field(1, ge=1, le=1_000_000)
+
+
+class _Memory(_Query):
+    ns: Namespace
+    id: str = Field(min_length=1, max_length=200)
+
+
+class _Person(_Query):
+    ns: Namespace
+    name: str = Field(min_length=1, max_length=200)
+
+
+class _Ask(_Query):
+    ns: Namespace
+    q: str = Field("", max_length=MAX_QUERY_CHARS)
+
+
+class _Export(_Query):
+    ns: Namespace
+
+
+class _Forget(_Memory):
+    csrf: str = ""
+
+
+class _Add(_Query):
+    ns: Namespace
+    text: str = Field(min_length=1, max_length=_MAX_TEXT)
+    speaker: str = Field("User", min_length=1, max_length=200)
+    session: str = Field("", max_length=200)
+    date: str = Field("", max_length=40)
+    csrf: str = ""
+
+
+class _Login(_Query):
+    token: str = Field(max_length=400)
+
+
+@dataclass(frozen=True)
+class Browser:
+    """What one ``ripplegraph ui`` process serves, fixed when it starts."""
+
+    context: Deployed
+    namespaces: frozenset[str] | None = None
+    """The namespaces it may show (None: every namespace of the store)."""
+    access_token: str | None = None
+    """When set, every page asks for it first (required off loopback)."""
+    csrf: str = ""
+
+    def allowed(self, namespace: str) -> str:
+        """The namespace, if this process serves it and the store knows it."""
+        if self.namespaces is not None and namespace not in self.namespaces:
+            raise Refused(403, f"namespace {namespace!r} is not served by this browser")
+        if not self.context.store().known(namespace):
+            raise Refused(404, f"no namespace {namespace!r} in this store")
+        return namespace
+
+    def names(self, offset: int, limit: int) -> list[str]:
+        """One page of the namespaces to list (one more than ``limit``: is there a next?)."""
+        store = self.context.store()
+        if self.namespaces is None:
+            return store.holding_namespaces(None, limit + 1, offset)
+        return sorted(n for n in self.namespaces if store.known(n))[offset : offset + limit + 1]
+
+
+_templates = Environment(
+    loader=PackageLoader("ripplegraph.agent.ui", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _link(path: str, **query: Any) -> str:
+    """A link to a page with its query (empty values left out)."""
+    kept = {k: v for k, v in query.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+_templates.globals["link"] = _link
+
+
+def _parse(model: type[_Q], values: Any) -> _Q:
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}" for e in error.errors()
+        )
+        raise Refused(400, problems) from error
+
+
+def _page(browser: Browser, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    html = _templates.get_template(name).render(csrf=browser.csrf, **values)
+    return HTMLResponse(html, status_code=status)
+
+
+Handler = Callable[[Browser, Request], Awaitable[Response]]
+
+
+def _route(path: str, handler: Handler, browser: Browser, methods: list[str]) -> Route:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(browser, request)
+        except Refused as refused:
+            return _page(
+                browser, "refused.html", refused.status, title="Refused", message=str(refused)
+            )
+
+    return Route(path, endpoint, methods=methods)
+
+
+async def _namespaces(browser: Browser, request: Request) -> Response:
+    query = _parse(_Page, request.query_params)
+    offset = (query.page - 1) * catalog.PAGE
+    names = await run_in_threadpool(browser.names, offset, catalog.PAGE)
+    rows = await run_in_threadpool(
+        catalog.namespace_rows, browser.context.store(), names[: catalog.PAGE]
+    )
+    return _page(
+        browser,
+        "namespaces.html",
+        title="Namespaces",
+        rows=rows,
+        page=query.page,
+        more=len(names) > catalog.PAGE,
+    )
+
+
+async def _namespace(browser: Browser, request: Request) -> Response:
+    filters = _parse(catalog.Filters, request.query_params)
+    browser.allowed(filters.ns)
+    found = await run_in_threadpool(catalog.listing, browser.context.store(), filters)
+    return _page(browser, "namespace.html", title=filters.ns, f=filters, listing=found)
+
+
+async def _memory(browser: Browser, request: Request) -> Response:
+    query = _parse(_Memory, request.query_params)
+    browser.allowed(query.ns)
+    view = await run_in_threadpool(catalog.memory_view, browser.context.store(), query.ns, query.id)
+    if view is None:
+        raise Refused(404, f"no memory {query.id!r} in {query.ns!r} (forgotten, or never held)")
+    return _page(browser, "memory.html", title="Memory", ns=query.ns, view=view)
+
+
+async def _person(browser: Browser, request: Request) -> Response:
+    query = _parse(_Person, request.query_params)
+    browser.allowed(query.ns)
+    view = await run_in_threadpool(
+        catalog.person_view, browser.context.store(), query.ns, query.name
+    )
+    return _page(browser, "person.html", title=query.name, ns=query.ns, view=view)
+
+
+def _recall(browser: Browser, namespace: str, question: str) -> tuple[Any, str]:
+    """Run the recall graph once; its final state and the trace page's content for it."""
+    final: dict[str, Any] = {}
+    for values in recall_graph.stream(
+        RecallInput(query=question, namespace=namespace),
+        context=browser.context,
+        stream_mode="values",
+    ):
+        final = values
+    state = state_from(final)
+    return state, render_body(state, recall_graph.get_graph())
+
+
+async def _ask(browser: Browser, request: Request) -> Response:
+    query = _parse(_Ask, request.query_params)
+    browser.allowed(query.ns)
+    state, trace = None, ""
+    if query.q:
+        state, trace = await run_in_threadpool(_recall, browser, query.ns, query.q)
+    return _page(browser, "ask.html", title="Ask", ns=query.ns, q=query.q, state=state, trace=trace)
+
+
+async def _confirm_forget(browser: Browser, request: Request) -> Response:
+    query = _parse(_Memory, request.query_params)
+    browser.allowed(query.ns)
+    unit = browser.context.store().get(query.ns, [query.id]).get(query.id)
+    if unit is None:
+        raise Refused(404, f"no memory {query.id!r} in {query.ns!r}")
+    return _page(browser, "forget.html", title="Forget", ns=query.ns, unit=unit)
+
+
+async def _form(request: Request) -> dict[str, Any]:
+    if int(request.headers.get("content-length") or 0) > _MAX_FORM:
+        raise Refused(413, "the form is too large")
+    form = await request.form(max_files=0, max_fields=16)
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def _checked(browser: Browser, token: str) -> None:
+    if not hmac.compare_digest(token.encode(), browser.csrf.encode()):
+        raise Refused(403, "this form did not come from this browser's page (token mismatch)")
+
+
+async def _forget(browser: Browser, request: Request) -> Response:
+    query = _parse(_Forget, await _form(request))
+    _checked(browser, query.csrf)
+    browser.allowed(query.ns)
+    forgotten = await run_in_threadpool(
+        forget_now, browser.context, query.ns, memory_ids=[query.id]
+    )
+    if not forgotten:
+        raise Refused(404, f"no memory {query.id!r} in {query.ns!r}")
+    return RedirectResponse(_link("/namespace", ns=query.ns, done="forgot"), status_code=303)
+
+
+async def _add(browser: Browser, request: Request) -> Response:
+    query = _parse(_Add, await _form(request))
+    _checked(browser, query.csrf)
+    browser.allowed(query.ns)
+    items = RippleGraphStore(deployment=browser.context.deployment, context=browser.context)
+    key = await run_in_threadpool(
+        add_said,
+        items,
+        query.ns,
+        query.text,
+        speaker=query.speaker,
+        session=query.session or None,
+        date=query.date or None,
+    )
+    (item,) = browser.context.store().items(query.ns, [key])
+    target = item.unit_ids[0] if item.unit_ids else ""
+    return RedirectResponse(_link("/memory", ns=query.ns, id=target), status_code=303)
+
+
+async def _export(browser: Browser, request: Request) -> Response:
+    query = _parse(_Export, request.query_params)
+    browser.allowed(query.ns)
+    store = browser.context.store()
+
+    def lines() -> Iterator[str]:
+        for record in export_records(store, query.ns):
+            yield json.dumps(record, ensure_ascii=False) + "\n"
+
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in query.ns)
+    return StreamingResponse(
+        lines(),
+        media_type="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{name}.jsonl"'},
+    )
+
+
+async def _static(browser: Browser, request: Request) -> Response:
+    found = _FILES.get(request.path_params["name"])
+    if found is None:
+        raise Refused(404, "no such file")
+    text, media = found
+    return Response(text, media_type=media, headers={"Cache-Control": "max-age=3600"})
+
+
+async def _login_page(browser: Browser, request: Request) -> Response:
+    _parse(_Query, request.query_params)
+    return _page(browser, "login.html", title="Sign in", failed=False)
+
+
+async def _login(browser: Browser, request: Request) -> Response:
+    query = _parse(_Login, await _form(request))
+    if browser.access_token is None or not hmac.compare_digest(
+        query.token.encode(), browser.access_token.encode()
+    ):
+        return _page(browser, "login.html", 403, title="Sign in", failed=True)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(COOKIE, browser.access_token, httponly=True, samesite="strict")
+    return response
+
+
+def _signed_in(browser: Browser, request: Request) -> bool:
+    if browser.access_token is None:
+        return True
+    given = request.cookies.get(COOKIE) or ""
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        given = header[7:]
+    return hmac.compare_digest(given.encode(), browser.access_token.encode())
+
+
+def _same_site(request: Request) -> bool:
+    """Whether a change comes from this app's own pages (not a cross-site form post)."""
+    fetched = request.headers.get("sec-fetch-site")
+    if fetched is not None and fetched not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.headers.get('host')}"
+
+
+def _guard(browser: Browser) -> Callable[..., Awaitable[Response]]:
+    async def dispatch(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        path = request.url.path
+        if request.method == "POST" and not _same_site(request):
+            response: Response = _page(
+                browser, "refused.html", 403, title="Refused", message="cross-site request"
+            )
+        elif not (path == "/login" or path.startswith("/static/") or _signed_in(browser, request)):
+            response = RedirectResponse("/login", status_code=303)
+        else:
+            response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"
+        response.headers["X-Frame-Options"] = "DENY"
+        return response
+
+    return dispatch
+
+
+LOOPBACK: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+"""Hosts the browser serves on without an access token."""
+ANY_ADDRESS = ("0.0.0.0", "::")
+
+
+def create_app(
+    context: Deployed,
+    *,
+    namespaces: frozenset[str] | None = None,
+    access_token: str | None = None,
+    host: str = "127.0.0.1",
+) -> Starlette:
+    """The browser over ``context``'s store: loopback unless ``host`` says otherwise.
+
+    Off loopback it needs ``access_token`` (``ripplegraph ui`` refuses to start without).
+    """
+    browser = Browser(context, namespaces, access_token, secrets.token_urlsafe(32))
+    pages: list[tuple[str, Handler, list[str]]] = [
+        ("/", _namespaces, ["GET"]),
+        ("/namespace", _namespace, ["GET"]),
+        ("/memory", _memory, ["GET"]),
+        ("/person", _person, ["GET"]),
+        ("/ask", _ask, ["GET"]),
+        ("/forget", _confirm_forget, ["GET"]),
+        ("/forget", _forget, ["POST"]),
+        ("/add", _add, ["POST"]),
+        ("/export", _export, ["GET"]),
+        ("/login", _login_page, ["GET"]),
+        ("/login", _login, ["POST"]),
+        ("/static/{name}", _static, ["GET"]),
+    ]
+    hosts = ["*"] if host in ANY_ADDRESS else sorted({host, *LOOPBACK})
+    return Starlette(
+        routes=[_route(path, handler, browser, methods) for path, handler, methods in pages],
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
+            Middleware(BaseHTTPMiddleware, dispatch=_guard(browser)),
+        ],
+    )
