@@ -152,9 +152,10 @@ def _naive(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
-def _rows(store: MemoryStore, namespace: str, units: list[MemoryUnit]) -> list[Row]:
+def _rows(
+    store: MemoryStore, namespace: str, units: list[MemoryUnit], superseded: dict[str, str]
+) -> list[Row]:
     keys = store.item_keys(namespace, [u.id for u in units])
-    _, superseded = _constraints(store, namespace)
     return [Row(u, keys.get(u.id), standing_fact(u), superseded.get(u.id)) for u in units]
 
 
@@ -179,12 +180,13 @@ def listing(store: MemoryStore, filters: Filters) -> Listing:
             [], roots[start : start + PAGE], len(roots), filters.page, _pages(len(roots)),
             speakers, people[:40],
         )  # fmt: skip
+    index, superseded = _constraints(store, namespace)
     chosen = units
     if filters.kind in ("item", "turn"):
         from_items = {u for item in store.items(namespace) for u in item.unit_ids}
         chosen = [u for u in chosen if (u.id in from_items) == (filters.kind == "item")]
     elif filters.kind == "standing":
-        standing = {u.id for u in _constraints(store, namespace)[0].units}
+        standing = {u.id for u in index.units}
         chosen = [u for u in chosen if u.id in standing]
     speaker = normalise_cue(filters.speaker)
     chosen = [
@@ -196,8 +198,8 @@ def listing(store: MemoryStore, filters: Filters) -> Listing:
     ]
     page = chosen[start : start + PAGE]
     return Listing(
-        _rows(store, namespace, page), [], len(chosen), filters.page, _pages(len(chosen)),
-        speakers, people[:40],
+        _rows(store, namespace, page, superseded), [], len(chosen), filters.page,
+        _pages(len(chosen)), speakers, people[:40],
     )  # fmt: skip
 
 
@@ -210,8 +212,8 @@ def memory_view(store: MemoryStore, namespace: str, memory_id: str) -> MemoryVie
     unit = store.get(namespace, [memory_id]).get(memory_id)
     if unit is None:
         return None
-    (row,) = _rows(store, namespace, [unit])
     _, superseded = _constraints(store, namespace)
+    (row,) = _rows(store, namespace, [unit], superseded)
     edges = store.neighbours(namespace, [memory_id], (*LINK_TYPES, *CAUSAL_TYPES))
     older_ids = [old for old, new in superseded.items() if new == memory_id]
     ends = store.get(namespace, [e.dst for e in edges] + older_ids + [row.superseded_by or ""])
@@ -228,7 +230,7 @@ def memory_view(store: MemoryStore, namespace: str, memory_id: str) -> MemoryVie
 def person_view(store: MemoryStore, namespace: str, person: str) -> PersonView:
     """The person's standing facts by topic (superseded ones marked) and their root units."""
     name = normalise_cue(person)
-    index, _ = _constraints(store, namespace)
+    index, superseded = _constraints(store, namespace)
     theirs = [
         u
         for u in index.units
@@ -236,7 +238,7 @@ def person_view(store: MemoryStore, namespace: str, person: str) -> PersonView:
         or normalise_cue(u.provenance.speaker or "") == name
     ]
     facts: dict[str, list[Row]] = defaultdict(list)
-    for row in _rows(store, namespace, theirs):
+    for row in _rows(store, namespace, theirs, superseded):
         facts[row.standing.kind if row.standing else "other"].append(row)
     roots: dict[str, list[RootUnit]] = defaultdict(list)
     for root in store.root_units(namespace):
