@@ -189,14 +189,16 @@ def scale_markdown(results: dict[str, Any]) -> str:
             _row(
                 [
                     "units",
-                    "browser first page ms (after a change)",
+                    "browser first page ms (fresh app)",
                     "first page p50 ms",
+                    "after an add p50 ms",
+                    "after a forget p50 ms",
                     "standing facts page 2 p50 ms",
                     "ask p50 ms",
                     "largest page KB",
                 ]
             ),
-            _row(["---"] * 6),
+            _row(["---"] * 8),
         ]
         for units, b in browsed:
             lines.append(
@@ -205,6 +207,8 @@ def scale_markdown(results: dict[str, Any]) -> str:
                         str(units),
                         f"{b['first_page_cold_ms']:.1f}",
                         f"{b['first_page_ms']['p50']:.1f}",
+                        f"{b['after_add_ms']['p50']:.1f}",
+                        f"{b['after_forget_ms']['p50']:.1f}",
                         f"{b['standing_page_ms']['p50']:.1f}",
                         f"{b['ask_ms']['p50']:.1f}",
                         f"{b['largest_page_kb']:.0f}",

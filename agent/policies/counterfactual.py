@@ -17,7 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit
-from ripplegraph.agent.policies.standing import Standing, overridden, standing_fact
+from ripplegraph.agent.policies.standing import (
+    NEAR,
+    Standing,
+    overridden,
+    same_attribute,
+    standing_fact,
+)
 from ripplegraph.agent.state import QueryCues
 from ripplegraph.agent.store import MemoryStore
 from ripplegraph.agent.text import normalise_cue
@@ -61,6 +67,63 @@ class Constraints:
                 self.units.append(unit)
                 self.facts.append(fact)
         return self
+
+    def without(self, units: Sequence[MemoryUnit]) -> Constraints:
+        """The facts among ``units`` removed, in place; returns the index.
+
+        The kept facts keep their vectors and their people's postings (renumbered), so
+        nothing is read or parsed again.  A fact that a removed change superseded stands
+        again unless a later kept change also supersedes it, which is tested for that fact
+        alone.  Nothing is done unless a removed unit is a fact.
+        """
+        gone = {u.id for u in units}
+        with self._lock:
+            removed = [self._rows[mid] for mid in gone & self._rows.keys()]
+            if not removed:
+                return self
+            freed = {old for old, by in self.superseded.items() if by in gone} - gone
+            keep = np.ones(len(self.units), dtype=bool)
+            keep[removed] = False
+            read = np.flatnonzero(keep[: self._read_rows])
+            count = len(read)
+            self._matrix[:count] = self._matrix[read]
+            self._stored[:count] = self._stored[read]
+            self._active[:count] = self._active[read]
+            self._matrix[count : self._read_rows] = 0  # no forgotten vector stays behind
+            self._stored[count:] = self._active[count:] = False
+            self._read_rows = count
+            kept, renumbered = keep.tolist(), (np.cumsum(keep) - 1).tolist()
+            self.units = [u for u, k in zip(self.units, kept, strict=True) if k]
+            self.facts = [f for f, k in zip(self.facts, kept, strict=True) if k]
+            self._rows = {unit.id: row for row, unit in enumerate(self.units)}
+            postings = {
+                person: [renumbered[row] for row in rows if kept[row]]
+                for person, rows in self._people.items()
+            }
+            self._people = {person: rows for person, rows in postings.items() if rows}
+            self.superseded = {
+                old: by for old, by in self.superseded.items() if old not in gone and by not in gone
+            }
+            for old in freed:
+                self._reconsider(self._rows[old])
+        return self
+
+    def _reconsider(self, row: int) -> None:
+        """Whether the read fact at ``row`` stands, given the changes written after it."""
+        self._active[row] = self._stored[row]
+        near = self._matrix[row + 1 : self._read_rows] @ self._matrix[row]
+        older = (self.units[row], self.facts[row])
+        for offset in reversed(np.flatnonzero(near >= NEAR).tolist()):  # the last change wins
+            later = row + 1 + offset
+            newer = (self.units[later], self.facts[later])
+            if (
+                self._stored[later]
+                and newer[1].kind == "change"
+                and same_attribute(newer, older, float(near[offset]))
+            ):
+                self._active[row] = False
+                self.superseded[self.units[row].id] = self.units[later].id
+                return
 
     def superseding(self, read: Callable[[list[str]], dict[str, np.ndarray]]) -> dict[str, str]:
         """Every superseded fact's id with the id of the change that overrides it."""
@@ -153,7 +216,9 @@ def standing_constraints(store: MemoryStore, namespace: str) -> Constraints:
 
     Followed per namespace: a write tests only its new units.
     """
-    return store.follow("standing constraints", namespace, Constraints.of, Constraints.extended)
+    return store.follow(
+        "standing constraints", namespace, Constraints.of, Constraints.extended, Constraints.without
+    )
 
 
 @dataclass(frozen=True)

@@ -41,13 +41,41 @@ def _subject(memory: MemoryUnit) -> str:
 Groups = dict[tuple[str, str], list[MemoryUnit]]
 
 
+def _group(memory: MemoryUnit) -> tuple[str, str] | None:
+    """The (person, topic) group of a standing memory; None for any other memory."""
+    fact = standing_fact(memory)
+    return None if fact is None else (_subject(memory), _TOPICS[fact.kind])
+
+
 def grouped(groups: Groups, units: Sequence[MemoryUnit]) -> Groups:
-    """The groups with the units' standing facts added by (person, topic), in write order."""
-    merged = {key: list(members) for key, members in groups.items()}
+    """The groups with the units' standing facts added, in write order.
+
+    A new value (readers may hold the old one) that copies only the groups it changes.
+    """
+    merged = dict(groups)
+    copied: set[tuple[str, str]] = set()
     for memory in units:
-        fact = standing_fact(memory)
-        if fact is not None:
-            merged.setdefault((_subject(memory), _TOPICS[fact.kind]), []).append(memory)
+        key = _group(memory)
+        if key is None:
+            continue
+        if key not in copied:
+            merged[key] = list(merged.get(key, ()))
+            copied.add(key)
+        merged[key].append(memory)
+    return merged
+
+
+def ungrouped(groups: Groups, units: Sequence[MemoryUnit]) -> Groups:
+    """The groups without the units: a new value that copies only the groups it changes."""
+    gone = {u.id for u in units}
+    merged = dict(groups)
+    touched = {key for key in map(_group, units) if key is not None}
+    for key in touched & groups.keys():
+        kept = [m for m in groups[key] if m.id not in gone]
+        if kept:
+            merged[key] = kept
+        else:
+            del merged[key]
     return merged
 
 
@@ -91,7 +119,9 @@ def namespace_roots(
         consolidated = store.root_units(namespace)
         if consolidated:
             return consolidated, store.embedder.documents([r.rule for r in consolidated])
-        groups = store.follow("root groups", namespace, lambda units: grouped({}, units), grouped)
+        groups = store.follow(
+            "root groups", namespace, lambda units: grouped({}, units), grouped, ungrouped
+        )
         superseded = standing_constraints(store, namespace).superseding(
             lambda ids: store.embeddings(namespace, ids)
         )

@@ -105,6 +105,14 @@ class RelationalBackend(ABC):
         """
 
     @abstractmethod
+    def deletion_mark(self, namespace: str) -> tuple[int, int]:
+        """The namespace's deletion count and highest write sequence, read together.
+
+        What a forget hands the derived values it shrinks, so they know the deletion they
+        shrink by is the only one since they last looked (``DerivedCache.forgotten``).
+        """
+
+    @abstractmethod
     def count_units(self, namespace: str) -> int:
         """Units stored in the namespace."""
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit, TimeInterval
+from ripplegraph.agent.store.lexical import find_position
 from ripplegraph.agent.text import normalise_cue
 
 _NO_TIME = 1e18  # the distance of a unit without a time, as the SQL index gave it
@@ -34,6 +35,13 @@ class CueMatch:
 def epoch(moment: datetime) -> float:
     """Seconds since the epoch of a naive UTC datetime."""
     return moment.replace(tzinfo=UTC).timestamp()
+
+
+def _keys(unit: MemoryUnit) -> set[tuple[str, str]]:
+    """The unit's postings keys: each person and place it names, once."""
+    keys = {("person", normalise_cue(p)) for p in unit.people}
+    keys |= {("place", normalise_cue(p)) for p in unit.places}
+    return {key for key in keys if key[1]}
 
 
 class CueIndex:
@@ -63,12 +71,32 @@ class CueIndex:
                 self._position[unit.id] = index
                 self._starts.append(epoch(unit.time.start) if unit.time else np.nan)
                 self._ends.append(epoch(unit.time.end) if unit.time else np.nan)
-                keys = {("person", normalise_cue(p)) for p in unit.people}
-                keys |= {("place", normalise_cue(p)) for p in unit.places}
-                for key in keys:
-                    if key[1]:
-                        self._postings.setdefault(key, array("q")).append(index)
+                for key in _keys(unit):
+                    self._postings.setdefault(key, array("q")).append(index)
         return self
+
+    def without(self, units: Sequence[MemoryUnit]) -> CueIndex | None:
+        """The units taken out, in place; None when the index should be rebuilt instead.
+
+        A removed unit's slot stays, out of every posting and without a time, so no query
+        finds it; when more slots are empty than full the index declines and is rebuilt.
+        """
+        with self._lock:
+            for unit in units:
+                index = self._position.pop(unit.id, None)
+                if index is None:  # written after the index last grew
+                    continue
+                for key in _keys(unit):
+                    postings = self._postings.get(key)
+                    at = -1 if postings is None else find_position(postings, index)
+                    if postings is None or at < 0:
+                        return None
+                    del postings[at]
+                    if not postings:
+                        del self._postings[key]
+                self._ids[index] = ""
+                self._starts[index] = self._ends[index] = np.nan
+            return self if 2 * len(self._position) >= len(self._ids) else None
 
     def matches(
         self,

@@ -4,8 +4,10 @@ An entry is valid for one write generation of its namespace: any write or forget
 generation.  A value derived from the units alone (the BM25 index, the cue index, the
 vocabulary, standing memories) then *grows* by the units written since
 (``DerivedCache.follow``), so the chat loop's write costs the next recall what it added, not
-a rebuild of the whole namespace; a deletion rebuilds it.  Other values are rebuilt.
-Forgetting also evicts the entries at once, so no forgotten text lingers in process memory.
+a rebuild of the whole namespace.  A forget in this process *shrinks* the followed values
+that know how (``DerivedCache.forgotten``), so it too costs what it removed; a deletion by
+anyone else, or a value that cannot shrink, rebuilds.  Other values are rebuilt.  Forgetting
+evicts or shrinks at once, so no forgotten text lingers in process memory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -33,6 +35,10 @@ class Changes:
     removals: int  # deletions the namespace has seen, ever
 
 
+Shrink = Callable[[T, "Sequence[MemoryUnit]"], "T | None"]
+"""A followed value without the given units, or None when it must be rebuilt instead."""
+
+
 @dataclass
 class _Followed(Generic[T]):
     generation: int
@@ -40,6 +46,7 @@ class _Followed(Generic[T]):
     seq: int
     removals: int
     weight: int
+    shrink: Shrink[T] | None
 
 
 class DerivedCache(Generic[T]):
@@ -98,12 +105,14 @@ class DerivedCache(Generic[T]):
         changes: Callable[[int], Changes],
         build: Callable[[list[MemoryUnit]], T],
         grow: Callable[[T, list[MemoryUnit]], T],
+        shrink: Shrink[T] | None = None,
     ) -> T:
         """A value of the namespace's units, grown by the units written since it was made.
 
         ``changes(seq)`` reports the units after write sequence ``seq`` and the namespace's
         deletion count; while that count is the one last seen, ``grow`` adds the new units
-        (in write order); after a deletion ``build`` starts again from every unit.
+        (in write order); after a deletion ``build`` starts again from every unit, unless
+        ``shrink`` already removed what it deleted (``forgotten``).
         """
         key = (str(directory), namespace)
         with self._lock:
@@ -126,7 +135,7 @@ class DerivedCache(Generic[T]):
             weight = self._weigh(value) if self._weigh is not None else 0
             if hit is not None:
                 self._weight -= hit.weight
-            self._followed[key] = _Followed(generation, value, seq, fresh.removals, weight)
+            self._followed[key] = _Followed(generation, value, seq, fresh.removals, weight, shrink)
             self._weight += weight
             while len(self._followed) > 1 and (
                 (self._limit is not None and len(self._followed) > self._limit)
@@ -144,6 +153,42 @@ class DerivedCache(Generic[T]):
             if gone is not None:
                 self._weight -= gone.weight
 
+    def forgotten(
+        self,
+        directory: Path,
+        namespace: str,
+        units: Sequence[MemoryUnit],
+        removals: int,
+        last_seq: int,
+    ) -> None:
+        """Drop the namespace's entries, shrinking its followed value by ``units`` if it can.
+
+        Called after one deletion of ``units`` that left the namespace at ``removals``
+        deletions and highest write sequence ``last_seq``.  The value shrinks only if it had
+        seen every deletion before this one; otherwise, or when its ``shrink`` declines, it
+        goes and is rebuilt on the next read.  Its sequence mark falls to ``last_seq`` when
+        the forgotten units held the highest numbers, which a later write may reuse.
+        """
+        key = (str(directory), namespace)
+        with self._lock:
+            for entry in [k for k in self._entries if k[:2] == key]:
+                del self._entries[entry]
+            hit = self._followed.get(key)
+            if hit is None:
+                return
+            value = (
+                hit.shrink(hit.value, units)
+                if hit.shrink is not None and hit.removals == removals - 1
+                else None
+            )
+            self._weight -= hit.weight
+            if value is None:
+                del self._followed[key]
+                return
+            hit.value, hit.removals, hit.seq = value, removals, min(hit.seq, last_seq)
+            hit.weight = self._weigh(value) if self._weigh is not None else 0
+            self._weight += hit.weight
+
     def clear(self, directory: Path) -> None:
         """Drop every entry of the store."""
         with self._lock:
@@ -151,6 +196,14 @@ class DerivedCache(Generic[T]):
                 del self._entries[key]
             for key in [k for k in self._followed if k[0] == str(directory)]:
                 self._weight -= self._followed.pop(key).weight
+
+
+def forgotten_in_namespace(
+    directory: Path, namespace: str, units: Sequence[MemoryUnit], removals: int, last_seq: int
+) -> None:
+    """After one deletion of ``units``: every cache's ``forgotten`` for the namespace."""
+    for cache in _registry:
+        cache.forgotten(directory, namespace, units, removals, last_seq)
 
 
 def evict_namespace(directory: Path, namespace: str) -> None:

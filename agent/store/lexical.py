@@ -3,8 +3,10 @@
 rank-bm25's ``BM25Okapi`` is the reference: ``Bm25`` scores exactly as it does (k1 = 1.5,
 b = 0.75, negative idf floored at 0.25 × the mean idf), but keeps per-term postings, so a
 write adds its documents instead of rebuilding the whole namespace's index, and a query
-touches only the documents that hold its terms.  The store keeps one per namespace in a
-``DerivedCache`` that follows the namespace's writes (a deletion rebuilds it).
+touches only the documents that hold its terms.  A forgotten document leaves its slot
+empty (out of every posting, the counts and the average length), so scores stay exactly
+rank-bm25's over the documents that remain.  The store keeps one per namespace in a
+``DerivedCache`` that follows the namespace's writes and shrinks with its forgets.
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ class Bm25:
 
     Lengths and postings are typed ``array`` buffers that grow in place and that numpy reads
     without a copy, so a query after a write costs no conversion of a common term's postings
-    (tens of thousands of documents at 100k units).
+    (tens of thousands of documents at 100k units).  A removed document's slot stays, empty
+    (its id ``""``, its length 0), until more slots are empty than full: then ``without``
+    declines and the index is built again, so the slots cost at most twice the documents.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.ids: list[str] = []
+        self._position: dict[str, int] = {}
         self._lengths = array("d")
         self._postings: dict[str, tuple[array[int], array[float]]] = {}
         self._floor: float | None = None
@@ -56,9 +61,41 @@ class Bm25:
         with self._lock:
             self._add(doc_id, tokens)
 
+    def without(self, units: Sequence[MemoryUnit]) -> Bm25 | None:
+        """The units' documents removed, in place; None when the index should be rebuilt."""
+        with self._lock:
+            for unit in units:
+                if not self._remove(unit.id, unit.tokens):
+                    return None
+            return self if 2 * len(self._position) >= len(self.ids) else None
+
+    def remove(self, doc_id: str, tokens: Sequence[str]) -> bool:
+        """Remove a document added with these tokens; False if its postings disagree."""
+        with self._lock:
+            return self._remove(doc_id, tokens)
+
+    def _remove(self, doc_id: str, tokens: Sequence[str]) -> bool:
+        index = self._position.get(doc_id)
+        if index is None:  # written after the index last grew: nothing to remove
+            return True
+        for term in Counter(tokens):
+            postings = self._postings.get(term)
+            at = -1 if postings is None else find_position(postings[0], index)
+            if postings is None or at < 0:
+                return False
+            del postings[0][at], postings[1][at]
+            if not postings[0]:
+                del self._postings[term]
+        del self._position[doc_id]
+        self.ids[index] = ""
+        self._lengths[index] = 0.0
+        self._floor = None
+        return True
+
     def _add(self, doc_id: str, tokens: Sequence[str]) -> None:
         index = len(self.ids)
         self.ids.append(doc_id)
+        self._position[doc_id] = index
         self._lengths.append(len(tokens))
         for term, frequency in Counter(tokens).items():
             docs, frequencies = self._postings.setdefault(term, (array("q"), array("d")))
@@ -70,7 +107,7 @@ class Bm25:
         postings = self._postings.get(term)
         if postings is None:
             return 0.0
-        size, df = len(self.ids), len(postings[0])
+        size, df = len(self._position), len(postings[0])
         idf = float(np.log(size - df + 0.5) - np.log(df + 0.5))
         if idf >= 0:
             return idf
@@ -86,11 +123,11 @@ class Bm25:
 
     def _scores(self, terms: Sequence[str]) -> np.ndarray:
         score = np.zeros(len(self.ids))
-        if not self.ids:
+        if not self._position:
             return score
         # Views of the buffers; none outlives this call, which the buffers' growth requires.
         lengths = np.frombuffer(self._lengths, dtype=np.float64)
-        average = float(lengths.mean())
+        average = float(lengths.sum()) / len(self._position)
         for term in terms:
             if term not in self._postings:
                 continue
@@ -100,6 +137,12 @@ class Bm25:
             norm = K1 * (1 - B + B * lengths[docs_array] / average)
             score[docs_array] += self._idf(term) * (tf * (K1 + 1) / (tf + norm))
         return score
+
+
+def find_position(positions: array[int], index: int) -> int:
+    """Where ``index`` is in an ascending posting list, or -1."""
+    at = int(np.searchsorted(np.frombuffer(positions, dtype=np.int64), index))
+    return at if at < len(positions) and positions[at] == index else -1
 
 
 def ranked(index: Bm25, query: str, k: int) -> list[tuple[str, float]]:

@@ -33,7 +33,12 @@ from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInter
 from ripplegraph.agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
 from ripplegraph.agent.store.backend import RelationalBackend
 from ripplegraph.agent.store.cue_index import CueIndex, CueMatch
-from ripplegraph.agent.store.derived import DerivedCache, evict_namespace
+from ripplegraph.agent.store.derived import (
+    DerivedCache,
+    Shrink,
+    evict_namespace,
+    forgotten_in_namespace,
+)
 from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 from ripplegraph.agent.store.erasure import CHECKPOINTS, purge_threads, vacuum
 from ripplegraph.agent.store.ids import memory_id
@@ -64,14 +69,19 @@ T = TypeVar("T")
 _ENTRIES = 512  # values kept per derived cache: searches are keyed by free text
 
 
-@dataclass
 class Vocabulary:
-    """A namespace's people and places with their unit counts, and its latest memory time."""
+    """A namespace's people and places with their unit counts, and its latest memory time.
 
-    counts: dict[str, Counter[str]] = field(
-        default_factory=lambda: {"person": Counter(), "place": Counter()}
-    )
-    latest: datetime | None = None
+    Edited in place under a lock (a write adds its units, a forget takes them away), so a
+    forget costs what it removed; the end times are counted too, so forgetting the newest
+    memory finds the latest among those left without reading the namespace.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, Counter[str]] = {"person": Counter(), "place": Counter()}
+        self._ends: Counter[datetime] = Counter()
+        self._latest: datetime | None = None
 
     @classmethod
     def of(cls, units: Sequence[MemoryUnit]) -> Vocabulary:
@@ -79,23 +89,56 @@ class Vocabulary:
         return cls().extended(units)
 
     def extended(self, units: Sequence[MemoryUnit]) -> Vocabulary:
-        """The units' cues added (a new value: readers may hold the old one)."""
-        counts = {kind: Counter(found) for kind, found in self.counts.items()}
-        latest = self.latest
-        for unit in units:
-            for kind, values in (("person", unit.people), ("place", unit.places)):
-                counts[kind].update({v for v in map(normalise_cue, values) if v})
-            if unit.time is not None and (latest is None or unit.time.end > latest):
-                latest = unit.time.end
-        return Vocabulary(counts, latest)
+        """The units' cues added, in place; returns the vocabulary."""
+        with self._lock:
+            for unit in units:
+                for kind, values in _cues(unit):
+                    self._counts[kind].update(values)
+                if unit.time is not None:
+                    self._ends[unit.time.end] += 1
+                    if self._latest is None or unit.time.end > self._latest:
+                        self._latest = unit.time.end
+        return self
+
+    def without(self, units: Sequence[MemoryUnit]) -> Vocabulary:
+        """The units' cues taken away, in place; returns the vocabulary."""
+        with self._lock:
+            for unit in units:
+                for kind, values in _cues(unit):
+                    self._counts[kind].subtract(values)
+                    for value in values:
+                        if self._counts[kind][value] <= 0:
+                            del self._counts[kind][value]
+                if unit.time is not None:
+                    self._ends[unit.time.end] -= 1
+                    if self._ends[unit.time.end] <= 0:
+                        del self._ends[unit.time.end]
+            if self._latest is not None and self._latest not in self._ends:
+                self._latest = max(self._ends, default=None)
+        return self
+
+    @property
+    def latest(self) -> datetime | None:
+        """The end of the latest memory's time, if any memory has one."""
+        with self._lock:
+            return self._latest
 
     def ranked(self) -> tuple[list[str], list[str]]:
         """People, then places: most frequent first, ties by name."""
-        people, places = (
-            [v for v, _ in sorted(self.counts[kind].items(), key=lambda i: (-i[1], i[0]))]
-            for kind in ("person", "place")
-        )
+        with self._lock:
+            people, places = (
+                [v for v, _ in sorted(self._counts[kind].items(), key=lambda i: (-i[1], i[0]))]
+                for kind in ("person", "place")
+            )
         return people, places
+
+
+def _cues(unit: MemoryUnit) -> list[tuple[str, set[str]]]:
+    """The unit's people and places, each named once, as the vocabulary counts them."""
+    return [
+        (kind, {v for v in map(normalise_cue, values) if v})
+        for kind, values in (("person", unit.people), ("place", unit.places))
+    ]
 
 
 @dataclass(frozen=True)
@@ -285,7 +328,7 @@ class MemoryStore:
             units = self.relational.all_units(namespace)
             self.relational.drop_namespace(namespace)
             self.vectors.drop(namespace)
-            self._forget_cached(units)
+            self._forget_cached(namespace, units)
             self._erase_copies(units)
             return len(units)
 
@@ -326,7 +369,7 @@ class MemoryStore:
             touched = self.relational.clusters_of(u.id for u in units).get(namespace, set())
             deleted = self.relational.delete_units(namespace, [u.id for u in units])
             self.vectors.delete(namespace, deleted)
-            self._forget_cached(units)
+            self._forget_cached(namespace, units, self.relational.deletion_mark(namespace))
             for cluster_id in touched:  # centroids must not keep forgotten vectors' traces
                 members = self.relational.cluster_members(namespace, cluster_id)
                 vectors = list(self.embeddings(namespace, members).values())
@@ -426,9 +469,14 @@ class MemoryStore:
             return
         self._schedule_compaction()
 
-    def _forget_cached(self, units: Sequence[MemoryUnit]) -> None:
-        for namespace in {u.namespace for u in units}:
+    def _forget_cached(
+        self, namespace: str, units: Sequence[MemoryUnit], mark: tuple[int, int] | None = None
+    ) -> None:
+        """Drop the namespace's derived values, or shrink them by one deletion's ``mark``."""
+        if mark is None:
             evict_namespace(self.directory, namespace)
+        elif units:
+            forgotten_in_namespace(self.directory, namespace, units, *mark)
         with self._vector_cache_lock:
             for unit in units:
                 self._vector_cache.pop((unit.namespace, unit.id), None)
@@ -519,11 +567,11 @@ class MemoryStore:
 
     def vocabulary(self, namespace: str) -> tuple[list[str], list[str]]:
         """The namespace's known people and places (normalised), most frequent first."""
-        return self.follow("vocabulary", namespace, Vocabulary.of, Vocabulary.extended).ranked()
+        return self._vocabulary(namespace).ranked()
 
     def latest_time(self, namespace: str) -> datetime | None:
         """The end of the namespace's latest memory time (the "now" of its questions)."""
-        return self.follow("vocabulary", namespace, Vocabulary.of, Vocabulary.extended).latest
+        return self._vocabulary(namespace).latest
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the namespace's units by id, from an in-process cache when seen.
@@ -606,7 +654,17 @@ class MemoryStore:
                 return ids, matrix
             return rows[0] + ids, np.vstack([rows[1], matrix]) if ids else rows[1]
 
-        rows: tuple[list[str], np.ndarray] = self.follow(_ROWS, namespace, of, grown)
+        def without(
+            rows: tuple[list[str], np.ndarray], units: Sequence[MemoryUnit]
+        ) -> tuple[list[str], np.ndarray]:
+            gone = {u.id for u in units}
+            kept = [i for i, mid in enumerate(rows[0]) if mid not in gone]
+            if len(kept) == len(rows[0]):
+                return rows
+            ids = [rows[0][i] for i in kept]
+            return ids, rows[1][kept] if ids else np.zeros((0, 0))
+
+        rows: tuple[list[str], np.ndarray] = self.follow(_ROWS, namespace, of, grown, without)
         return rows
 
     def follow(
@@ -615,12 +673,15 @@ class MemoryStore:
         namespace: str,
         build: Callable[[list[MemoryUnit]], S],
         grow: Callable[[S, list[MemoryUnit]], S],
+        shrink: Shrink[S] | None = None,
     ) -> S:
         """The value ``name`` of the namespace's units, grown with its writes.
 
         ``build`` makes it from every unit; ``grow`` adds the units written since, in write
-        order.  A deletion rebuilds it, a forget evicts it (``DerivedCache.follow``).  The
-        store holds these values, so the policies that define them stay pure functions.
+        order; ``shrink`` removes what this store forgets (without one, a forget evicts the
+        value and the next read rebuilds it, as after anyone else's deletion;
+        ``DerivedCache.follow``).  The store holds these values, so the policies that define
+        them stay pure functions.
         """
         value: S = self._cache(name).follow(
             self.directory,
@@ -629,6 +690,7 @@ class MemoryStore:
             lambda seq: self.relational.units_since(namespace, seq),
             build,
             grow,
+            shrink,
         )
         return value
 
@@ -641,8 +703,13 @@ class MemoryStore:
         )
         return value
 
+    def _vocabulary(self, namespace: str) -> Vocabulary:
+        return self.follow(
+            "vocabulary", namespace, Vocabulary.of, Vocabulary.extended, Vocabulary.without
+        )
+
     def _lexical(self, namespace: str) -> Bm25:
-        return self.follow("bm25", namespace, Bm25.of, Bm25.extended)
+        return self.follow("bm25", namespace, Bm25.of, Bm25.extended, Bm25.without)
 
     def search_lexical(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
         """Top ``k`` units by BM25 score."""
@@ -682,7 +749,9 @@ class MemoryStore:
             return near
 
         def search() -> list[CueMatch]:
-            index = self.follow("cue index", namespace, CueIndex.of, CueIndex.extended)
+            index = self.follow(
+                "cue index", namespace, CueIndex.of, CueIndex.extended, CueIndex.without
+            )
             return index.matches(
                 people,
                 places,

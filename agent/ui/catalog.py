@@ -3,13 +3,15 @@
 Pages of namespaces and memories, one memory with its edges and standing, what the store
 knows about a person.  Pure reads over the store's public methods, so the pages show exactly
 what recall sees.  A namespace's memories in write order are a followed value (grown with its
-writes, rebuilt after a forget, bounded like every derived value), so a page of a large
+writes, shrunk by a forget, bounded like every derived value), so a page of a large
 namespace filters a list in memory rather than reading every row again.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -109,14 +111,51 @@ class PersonView:
 
 
 def written(store: MemoryStore, namespace: str) -> list[MemoryUnit]:
-    """The namespace's units in write order (a followed value: a write appends to it)."""
-    units: list[MemoryUnit] = store.follow("browser", namespace, list, _appended)
-    return units
+    """The namespace's units in write order (a followed value: writes and forgets edit it)."""
+    log: Written = store.follow("browser", namespace, Written.of, Written.extended, Written.without)
+    return log.units()
 
 
-def _appended(units: list[MemoryUnit], new: list[MemoryUnit]) -> list[MemoryUnit]:
-    units.extend(new)
-    return units
+class Written:
+    """A namespace's units in write order, edited in place at the cost of what changed.
+
+    A forgotten unit leaves an empty slot (its text no longer held), so a forget costs the
+    units it removes, not the namespace; when more slots are empty than full, ``without``
+    declines and the list is built again.  A page reads a copy (``units``), so an edit while
+    it renders changes nothing it holds.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: list[MemoryUnit | None] = []
+        self._position: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, units: Sequence[MemoryUnit]) -> Written:
+        """The units, in the order given."""
+        return cls().extended(units)
+
+    def extended(self, units: Sequence[MemoryUnit]) -> Written:
+        """The units appended, in place; returns the list."""
+        with self._lock:
+            for unit in units:
+                self._position[unit.id] = len(self._slots)
+                self._slots.append(unit)
+        return self
+
+    def without(self, units: Sequence[MemoryUnit]) -> Written | None:
+        """The units taken out, in place; None when it should be built again instead."""
+        with self._lock:
+            for unit in units:
+                index = self._position.pop(unit.id, None)
+                if index is not None:  # else written after the list last grew
+                    self._slots[index] = None
+            return self if 2 * len(self._position) >= len(self._slots) else None
+
+    def units(self) -> list[MemoryUnit]:
+        """The units now, oldest first (a new list)."""
+        with self._lock:
+            return [u for u in self._slots if u is not None]
 
 
 def _constraints(store: MemoryStore, namespace: str) -> tuple[Constraints, dict[str, str]]:

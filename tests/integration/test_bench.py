@@ -132,9 +132,12 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
         assert size["recall_p50_ms"] > 0 and size["floor_p50_ms"] > 0
         assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
         assert "first_hop_recall" in size["per_node_p50_ms"]
+        browser = size["browser"]
+        assert browser["after_add_ms"]["p50"] > 0 and browser["after_forget_ms"]["p50"] > 0
     store = Services(Deployment(store_dir=str(tmp_path / "store"))).store()
     assert store.namespaces() == ["scale"], "every unit lives in one namespace"
-    assert (tmp_path / "r" / "bench_scale.md").read_text().startswith("| units |")
+    report = (tmp_path / "r" / "bench_scale.md").read_text()
+    assert report.startswith("| units |") and "after a forget p50 ms" in report
 
 
 def test_bench_scale_reports_postgresql_beside_sqlite(tmp_path: Path, postgres: str) -> None:

@@ -18,6 +18,7 @@ from ripplegraph.agent.store.derived import evict_namespace
 from ripplegraph.agent.store.memory_store import MemoryStore as Store
 from ripplegraph.agent.store.vectors import EF_SEARCH, SYNC_THRESHOLD, collection_name
 from ripplegraph.agent.text import normalise_cue
+from ripplegraph.agent.ui.catalog import written
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
 
@@ -271,6 +272,9 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     ingest(fresh_context, "ana", sessions[:2])
     store.search_lexical("ana", "warm up", 5)  # every followed value exists before the writes
     store.vocabulary("ana")
+    store.search_cues("ana", ["Maya"], [], None, k=1)
+    store.search_vectors("ana", store.embedder.query("hike")[None, :], 1)
+    written(store, "ana")
     namespace_roots(store, "ana", ROOTS.max_root_units, ROOTS.root_evidence)
     hike = store.embedder.query("a hard weekend hike")
 
@@ -293,6 +297,9 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
         roots, vectors = namespace_roots(store, "ana", ROOTS.max_root_units, ROOTS.root_evidence)
         return (
             [store.search_lexical("ana", q, 20) for q in QUESTIONS],
+            [store.search_cues("ana", ["Maya"], [], None, k=30, query=q) for q in QUESTIONS],
+            [u.id for u in written(store, "ana")],
+            [store.search_vectors("ana", store.embedder.query(q)[None, :], 20) for q in QUESTIONS],
             store.vocabulary("ana"),
             store.latest_time("ana"),
             constraints(),
@@ -304,6 +311,16 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     assert asked and 0 not in asked, "every followed value grew; none was rebuilt"
     evict_namespace(store.directory, "ana")
     assert observed() == grown
+    asked.clear()
+    early = [u for u in store.all_units("ana") if u.provenance.session_id == sessions[0].id]
+    facts = {u.id for u in standing_constraints(store, "ana").units}
+    store.forget("ana", memory_ids=[u.id for u in early[::2]])
+    store.forget("ana", memory_ids=[next(u.id for u in early if u.id in facts)])
+    shrunk = observed()
+    assert 0 not in asked, "every followed value shrank by the forgets; none was rebuilt"
+    evict_namespace(store.directory, "ana")
+    assert observed() == shrunk
+    assert not set(shrunk[2]) & {u.id for u in early[::2]}
     rows = store.relational._rows(
         "SELECT value FROM cues WHERE namespace = ? AND kind = 'person' GROUP BY value "
         "ORDER BY COUNT(*) DESC, value",

@@ -96,3 +96,24 @@ def test_lifted_fills_the_window_up_to_k_standing_facts_over_unrelated_memories_
     assert lifted(facts, ["f2"], window, k=3, unrelated=1) == ["f1"]  # only one may be pushed out
     assert lifted(facts, [], window, k=5, unrelated=0) == []  # everything in view is related
     assert lifted(facts, ["a", "b", "c"], window, k=3, unrelated=4) == []  # enough in view
+
+
+def test_forgetting_a_change_lets_the_fact_it_superseded_stand_again() -> None:
+    job = unit("job", "I'm a baker at the corner shop", "Tom", ["Tom"])
+    retired = unit("retired", "I retired in March and sold the shop", "Tom", ["Tom"])
+    every = [*UNITS, job, retired]
+    query = np.asarray([0.0, 1.0], dtype=np.float32)
+    for removed in (["retired"], ["job"], ["budget", "allergy"], ["chat"]):
+        index = Constraints.of(every)
+        index.ranked(set(), query, read([]), 10)  # every vector read before the forget
+        asked: list[list[str]] = []
+        index.without([u for u in every if u.id in removed])
+        rebuilt = Constraints.of([u for u in every if u.id not in removed])
+        assert [(u.id, round(s, 5)) for u, s in index.ranked(set(), query, read(asked), 10)] == [
+            (u.id, round(s, 5)) for u, s in rebuilt.ranked(set(), query, read([]), 10)
+        ]
+        assert index.ranked({"tom"}, query, read(asked), 10) == rebuilt.ranked(
+            {"tom"}, query, read([]), 10
+        )
+        assert index.superseded == rebuilt.superseded
+        assert asked == [], "the kept facts' vectors are not read again"

@@ -62,3 +62,20 @@ def test_query_closeness_breaks_shared_cue_ties_among_the_candidates_only() -> N
     # e, the closest of the single-cue matches, is not among them.
     found = index.matches(["Maya", "Tom"], [], None, k=2, closeness=closeness, candidates=3)
     assert [m.unit_id for m in found] == ["b", "c"]
+
+
+def test_a_shrunk_index_matches_one_built_without_the_removed_units() -> None:
+    around = TimeInterval(start=DAY, end=DAY + timedelta(days=2))
+    for removed in (["b"], ["a", "e"], ["c", "d"]):
+        shrunk = CueIndex.of(UNITS).without([u for u in UNITS if u.id in removed])
+        assert shrunk is not None
+        rebuilt = CueIndex.of([u for u in UNITS if u.id not in removed])
+        for people, places, interval in (
+            (["Maya", "Tom"], ["Porto"], None),
+            (["Maya"], [], around),
+        ):
+            assert shrunk.matches(people, places, interval, k=10) == rebuilt.matches(
+                people, places, interval, k=10
+            )
+    gone = CueIndex.of(UNITS).without(UNITS[:3])
+    assert gone is None, "more empty slots than full ones: rebuilt instead"

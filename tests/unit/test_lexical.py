@@ -46,6 +46,30 @@ def test_scores_stay_equal_as_documents_arrive() -> None:
             np.testing.assert_allclose(ours.scores(query)[1], expected, atol=1e-9)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus=st.lists(st.lists(st.sampled_from(WORDS), max_size=12), min_size=2, max_size=30),
+    removed=st.sets(st.integers(0, 29), min_size=1),
+    query=st.lists(st.sampled_from([*WORDS, "unseen"]), min_size=1, max_size=5),
+)
+def test_scores_after_removals_equal_rank_bm25_over_what_remains(
+    corpus: list[list[str]], removed: set[int], query: list[str]
+) -> None:
+    ours = Bm25()
+    for index, tokens in enumerate(corpus):
+        ours.add(str(index), tokens)
+    for index in sorted(removed):
+        assert ours.remove(str(index), corpus[index] if index < len(corpus) else [])
+    remaining = [tokens for index, tokens in enumerate(corpus) if index not in removed]
+    ids, scores = ours.scores(query)
+    kept = [ids.index(str(i)) for i in range(len(corpus)) if i not in removed]
+    if any(remaining):  # rank-bm25 divides by zero without a word
+        expected = BM25Okapi(remaining).get_scores(query)
+        np.testing.assert_allclose(scores[kept], expected, atol=1e-9)
+    assert not any(scores[i] for i in range(len(ids)) if ids[i] == "")
+    assert not ours.remove("0", ["not", "its", "words"]) or 0 in removed
+
+
 def unit(number: int, text: str) -> MemoryUnit:
     provenance = Provenance(
         session_id="s", turn_ids=[str(number)], speaker="U", session_time=datetime(2024, 1, 1)
@@ -106,3 +130,31 @@ def test_a_followed_index_grows_with_writes_and_rebuilds_after_a_delete() -> Non
     log.write(12, "more peanuts")
     assert found() == {allergy, again, "more peanuts"}
     assert log.asked[-1] == 11
+
+
+def test_a_forget_shrinks_the_index_and_a_reused_sequence_number_is_still_seen() -> None:
+    log = Log()
+    cache: DerivedCache[Bm25] = DerivedCache()
+
+    def found() -> set[str]:
+        index = cache.follow(
+            Path("s"), "ns", log.generation, log.changes, Bm25.of, Bm25.extended, Bm25.without
+        )
+        return {m for m, _ in ranked(index, "peanuts", 5)}
+
+    def forget(seq: int) -> None:
+        gone = log.rows[seq]
+        log.delete(seq)
+        cache.forgotten(Path("s"), "ns", [gone], log.removals, max(log.rows, default=0))
+
+    for seq, text in enumerate(["Maya is allergic to peanuts", *FILLER, "peanuts brittle"], 1):
+        log.write(seq, text)
+    assert found() == {"Maya is allergic to peanuts", "peanuts brittle"}
+    forget(7)  # the newest: its sequence number is free again
+    log.write(7, "salted peanuts")
+    assert found() == {"Maya is allergic to peanuts", "salted peanuts"}
+    assert 0 not in log.asked[1:], "shrunk and grown, never rebuilt"
+    log.delete(7)  # another process's delete: this cache did not see it
+    forget(1)
+    assert found() == set()
+    assert log.asked[-1] == 0, "a deletion it did not shrink by rebuilds it"

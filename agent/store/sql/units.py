@@ -164,6 +164,14 @@ class UnitTables(SQLDatabase):
         )
 
     @override
+    def deletion_mark(self, namespace: str) -> tuple[int, int]:
+        with self.snapshot() as db:
+            removed = db.execute(
+                "SELECT value FROM meta WHERE key = ?", (REMOVALS + namespace,)
+            ).fetchone()
+            return (int(removed[0]) if removed else 0), last_seq(db, namespace)
+
+    @override
     def count_units(self, namespace: str) -> int:
         rows = self._rows("SELECT COUNT(*) FROM units WHERE namespace = ?", (namespace,))
         return int(rows[0][0])
