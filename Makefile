@@ -1,5 +1,6 @@
 # Two commands: `make demo` sets everything up and runs the offline demo; `make test` sets
-# everything up and runs every check.  Both create .venv when it is missing.
+# everything up and runs every check (lint, types, the documentation's build, the tests).
+# Both create .venv when it is missing.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,12 +22,12 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_AVX512=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 LLAMA_WHEELS := $(HOME)/.cache/ripplegraph/wheels/llama-cpp-avx2
 
-.PHONY: install demo test lint clean studio small-llm mutate results
+.PHONY: install demo test lint docs clean studio small-llm mutate results
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres,mcp,ui]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres,mcp,ui,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -39,11 +40,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+# The documentation site, from docs/ into docs/_build/html; any warning fails it.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
+test: lint docs
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants docs/_build
 
 # Mutation testing (mutmut; not part of `make test`): the modules the README's numbers rest
 # on, whole, and the LLM call path's budget and reply limits and the store's checker, by

@@ -77,7 +77,7 @@ def test_trace_command_renders_a_stored_thread(demo_context: Deployed) -> None:
     assert missing.exit_code == 2
 
 
-def test_readme_diagram_is_the_compiled_graph() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_documented_diagram_is_the_compiled_graph() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "recall-machine.md"
     drawn = recall_graph.get_graph().draw_mermaid().strip()
-    assert f"```mermaid\n{drawn}\n```" in readme, "run `ripplegraph diagram` and paste it"
+    assert f"```text\n{drawn}\n```" in page.read_text(), "run `ripplegraph diagram`, paste it"

@@ -1,7 +1,8 @@
-"""README "Use it from …": every example there runs here as written.
+"""Every example in the README and the documentation runs here as written.
 
-Blocks are found by the ``<!-- example: NAME -->`` line above them, so the README is the one
-copy: change an example and this test runs the change.
+Blocks are found by the ``<!-- example: NAME -->`` line above them, so each page is the one
+copy of its example (a page that shows another's includes it): change an example and this
+test runs the change.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from langgraph_sdk import get_sync_client
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from ripplegraph import RippleGraphStore
+from ripplegraph import Deployment, RippleGraphStore
+from ripplegraph.agent.items import namespace_of
 from tests.langgraph_server import langgraph_dev
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 
@@ -29,7 +31,9 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 BIN = str(Path(sys.executable).parent)
 _EXAMPLE = re.compile(r"<!-- example: ([\w.]+) -->\n```\w+\n(.*?)```", re.DOTALL)
-EXAMPLES = dict(_EXAMPLE.findall((ROOT / "README.md").read_text()))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FOUND = [(name, code, page) for page in PAGES for name, code in _EXAMPLE.findall(page.read_text())]
+EXAMPLES = {name: code for name, code, _ in FOUND}
 GRAPH = """
 from langgraph.graph import START, MessagesState, StateGraph
 
@@ -49,8 +53,11 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"python", "store", "langmem", "langgraph.json", "mcp", "cli"}
+def test_every_example_is_run_here_and_named_once() -> None:
+    assert len(FOUND) == len(EXAMPLES), "two examples share a name"
+    tested = {"python", "store", "langmem", "langgraph.json", "mcp", "cli", "ttl"}
+    assert set(EXAMPLES) == tested
+    assert {n for n, _, page in FOUND if page.name == "README.md"} == {"python", "store"}
 
 
 def test_python(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,6 +66,18 @@ def test_python(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "allergic to shellfish" in out
     assert "User: I'm allergic to shellfish." in out.splitlines()[-2]  # the best of two
     assert (workdir / "maya.jsonl").read_text().count('"type": "unit"') == 2
+
+
+def test_ttl(workdir: Path) -> None:
+    scope: dict[str, object] = {}
+    exec(EXAMPLES["ttl"], scope)
+    store = scope["store"]
+    assert isinstance(store, RippleGraphStore)
+    (item,) = store.search(("users", "maya"), query="Where is Maya this week?", limit=1)
+    assert item.key == "trip" and item.value["text"] == "I'm in Lisbon until Friday."
+    memory = Deployment(store_dir=str(workdir / "memory")).bind().store()
+    (kept,) = memory.items(namespace_of(("users", "maya")), ["trip"])
+    assert kept.ttl_minutes == 2 * 24 * 60 and kept.expires_at is not None
 
 
 def test_store(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,7 +105,7 @@ def test_langmem(
 
 
 def test_langgraph_json(workdir: Path) -> None:
-    """A minimal app served by `langgraph dev`, its store named as the README says."""
+    """A minimal app served by `langgraph dev`, its store named as the guide says."""
     (workdir / "memory_store.py").write_text("from ripplegraph import RippleGraphStore\n")
     (workdir / "graph.py").write_text(GRAPH)
     config = {"dependencies": ["."], "graphs": {"echo": "./graph.py:graph"}}

@@ -1,0 +1,201 @@
+"""The bench group, and its recall benchmarks: LoCoMo, IMLogic, PrefEval.
+
+Each runs every system on the same data in one run, prints its table, and writes JSON,
+Markdown and charts; its help names where the data comes from (the upstream file or folder
+as published).  The load benchmarks are in ``bench_load``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ripplegraph.agent.cli.app import BENCH, app, fail, group
+from ripplegraph.agent.eval import report
+from ripplegraph.agent.eval.runs import bench_store, ingested, progress_bar, publish
+from ripplegraph.agent.eval.systems import SYSTEMS
+
+bench = group(help="Benchmarks, side by side with the baselines, in one run.")
+app.add_typer(bench, name="bench", rich_help_panel=BENCH)
+
+ResultsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--results",
+        help="Folder for the run's JSON, Markdown, PNG and per-question files [default: "
+        "beside --out, else a new folder named for the run in the current directory].",
+    ),
+]
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", help="Bench store directory (reused if present) [default: temp]."),
+]
+SystemsOption = Annotated[
+    str,
+    typer.Option(
+        "--systems",
+        show_default=False,
+        help="Comma-separated systems [default: all]: " + ", ".join(SYSTEMS),
+    ),
+]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", help="Only the first N questions (or records per form).")
+]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="Write the results' JSON to this file too.")
+]
+ChartsOption = Annotated[bool, typer.Option("--charts/--no-charts", help="Write PNG charts.")]
+ALL_SYSTEMS = ",".join(SYSTEMS)
+DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)
+
+
+def _systems(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        raise fail(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+    return names
+
+
+LlmOption = Annotated[
+    str | None,
+    typer.Option(
+        "--llm",
+        help="Also answer from each system's top 30 with this model: LoCoMo answers graded "
+        "by the same model as judge (Judge, F1); IMLogic picks one of four shuffled options "
+        "(accuracy, traps taken). Not run in CI.",
+    ),
+]
+LlmBaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint."),
+]
+
+
+@bench.command("locomo")
+def locomo(
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="LoCoMo's data/locomo10.json as published (github.com/snap-research/locomo), "
+            "or a file of some of its conversations.",
+        ),
+    ],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+    llm: LlmOption = None,
+    base_url: LlmBaseUrlOption = None,
+) -> None:
+    """Evidence recall R@K / All@K per category, latency and context size, per system."""
+    from ripplegraph.agent.eval.locomo import load_locomo, miss_analysis, run_locomo
+
+    names = _systems(systems)
+    dataset = load_locomo(data, limit)
+    turns = f"{dataset.counts['turns']} turns"
+    with ingested(store, dataset.sessions, turns, llm, base_url) as (context, answerer):
+        with progress_bar("locomo", len(names) * len(dataset.questions)) as advance:
+            results = run_locomo(dataset, context, names, advance, answerer)
+        results["analysis"] = miss_analysis(dataset, context, results)
+    publish(
+        "locomo",
+        results,
+        report.locomo_markdown(results),
+        report.locomo_chart,
+        results_dir,
+        out,
+        charts,
+    )
+
+
+@bench.command("imlogic")
+def imlogic(
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="IMLogic's dataset/qa folder of qa_user*.json files as published "
+            "(github.com/daphneOdera-618/IMLogic), or one of those files.",
+        ),
+    ],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+    llm: LlmOption = None,
+    base_url: LlmBaseUrlOption = None,
+) -> None:
+    """memory_l R@K and rank above the distractor, per category and query type, per system."""
+    from ripplegraph.agent.eval.imlogic import load_imlogic, run_imlogic
+
+    names = _systems(systems)
+    try:
+        dataset = load_imlogic(data, limit)
+    except (OSError, ValueError, KeyError) as error:
+        raise fail(f"cannot read IMLogic data at {data}: {error}") from error
+    memories = f"{dataset.counts['memories']} memories"
+    with (
+        ingested(store, dataset.sessions, memories, llm, base_url) as (context, answerer),
+        progress_bar("imlogic", len(names) * len(dataset.questions)) as advance,
+    ):
+        results = run_imlogic(dataset, context, names, advance, answerer)
+    publish(
+        "imlogic",
+        results,
+        report.imlogic_markdown(results),
+        report.imlogic_chart,
+        results_dir,
+        out,
+        charts,
+    )
+
+
+@bench.command("prefeval")
+def prefeval(
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="PrefEval's benchmark_dataset folder as published "
+            "(github.com/amazon-science/PrefEval).",
+        ),
+    ],
+    store: StoreOption = None,
+    systems: SystemsOption = ALL_SYSTEMS,
+    fillers: Annotated[str, typer.Option("--fillers", help="Filler turn counts N.")] = "10,100,300",
+    limit: LimitOption = None,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=1, help="Processes, each scoring records in its own store."),
+    ] = DEFAULT_WORKERS,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+) -> None:
+    """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
+    from ripplegraph.agent.eval.prefeval import load_records, run_prefeval
+
+    names = _systems(systems)
+    counts = tuple(int(n) for n in fillers.split(","))
+    with bench_store(store) as context:
+        records = load_records(data, limit)
+        with progress_bar("prefeval", len(records)) as advance:
+            results = run_prefeval(data, context, names, records, counts, advance, workers)
+    publish(
+        "prefeval",
+        results,
+        report.prefeval_markdown(results),
+        report.prefeval_chart,
+        results_dir,
+        out,
+        charts,
+    )

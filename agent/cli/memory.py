@@ -1,0 +1,250 @@
+"""Verbs that change or move what a store holds: ingest, add, list, forget, export, import."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column, Table
+
+from ripplegraph.agent.api import Remembered, forget_now, remember
+from ripplegraph.agent.cli.app import (
+    MEMORY,
+    BaseUrlOption,
+    ChromaOption,
+    DatabaseOption,
+    JsonOption,
+    ModelOption,
+    NamespaceOption,
+    StoreOption,
+    app,
+    console,
+    context_of,
+    errors,
+    fail,
+    known_namespace,
+)
+from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.ingest_files import load_sessions
+from ripplegraph.agent.items import tuple_of, value_text
+from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
+from ripplegraph.agent.memory import Session
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.store import LINK_TYPES
+from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
+
+
+def ingest_sessions(
+    sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
+) -> Remembered:
+    """``remember`` with a progress bar on stderr."""
+    with Progress(
+        TextColumn("[bold]ingest[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=not show_progress,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(namespace, total=sum(len(s.turns) for s in sessions))
+        return remember(sessions, namespace, context, lambda turns: progress.advance(task, turns))
+
+
+def summary_table(summary: Remembered) -> Table:
+    """What an ingest wrote, as a table."""
+    table = Table(title=f"namespace {summary.namespace}", show_header=False)
+    table.add_row("memory units", str(summary.units))
+    table.add_row("new units", str(summary.new_units))
+    for edge_type in LINK_TYPES:
+        table.add_row(f"{edge_type} edges", str(summary.edges.get(edge_type, 0)))
+    table.add_row("seconds", f"{summary.seconds:.1f}")
+    return table
+
+
+@app.command(rich_help_panel=MEMORY)
+def ingest(
+    file: Annotated[Path, typer.Argument(help="Sessions JSON (documented format) or LoCoMo.")],
+    namespace: NamespaceOption,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
+) -> None:
+    """Remember a dialogue file: extract memory units, store them, link them."""
+    sessions = load_sessions(file)
+    context = context_of(store, chroma_url, database_url, model, base_url)
+    Services(context.deployment).caller()  # a model that cannot be made fails before any write
+    summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "units": summary.units,
+                    "new_units": summary.new_units,
+                    "edges": {t: summary.edges.get(t, 0) for t in LINK_TYPES},
+                    "seconds": summary.seconds,
+                }
+            )
+        )
+    else:
+        console.print(summary_table(summary))
+
+
+def items_of(context: Deployed) -> RippleGraphStore:
+    """The deployment as a LangGraph store: what ``add``, ``list`` and MCP go through."""
+    return RippleGraphStore(deployment=context.deployment, context=context)
+
+
+@app.command(rich_help_panel=MEMORY)
+def add(
+    namespace: NamespaceOption,
+    text: Annotated[str, typer.Argument(help="What was said; '-' reads it from stdin.")] = "-",
+    speaker: Annotated[str, typer.Option("--speaker", help="Who said it.")] = "User",
+    session: Annotated[
+        str | None, typer.Option("--session", help="The session it belongs to.")
+    ] = None,
+    date: Annotated[
+        str | None, typer.Option("--date", help="When it was said (ISO 8601) [default: now].")
+    ] = None,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Remember one thing said, as Memory.add does; prints the id to forget it by."""
+    words = (sys.stdin.read() if text == "-" else text).strip()
+    if not words:
+        raise fail("nothing to add: give the text, or pipe it in with '-'")
+    context = context_of(store, chroma_url, database_url)
+    key = add_said(items_of(context), namespace, words, speaker=speaker, session=session, date=date)
+    typer.echo(key)
+
+
+@app.command("list", rich_help_panel=MEMORY)
+def list_memories(
+    namespace: NamespaceOption,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Memories to show.")] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Memories to skip.")] = 0,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
+) -> None:
+    """What a namespace holds, oldest first: added items, and memories ingested otherwise."""
+    context = context_of(store, chroma_url, database_url)
+    known_namespace(context, namespace)
+    items = items_of(context).search(tuple_of(namespace), limit=limit, offset=offset)
+    if as_json:
+        typer.echo(json.dumps([item.dict() for item in items], ensure_ascii=False))
+        return
+    table = Table(Column("id", no_wrap=True, min_width=32), "updated", "memory")
+    for item in items:
+        table.add_row(item.key, f"{item.updated_at:%Y-%m-%d %H:%M}", escape(value_text(item.value)))
+    console.print(table)
+
+
+@app.command("namespaces", rich_help_panel=MEMORY)
+def list_namespaces(
+    prefix: Annotated[
+        str | None, typer.Option("--prefix", help="Only this namespace and those below it.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Namespaces per page.")] = 100,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Namespaces to skip.")] = 0,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """The namespaces holding memories, by name, one page at a time, with what each holds."""
+    memory = context_of(store, chroma_url, database_url).store()
+    table = Table("namespace", "memories", "added items")
+    for namespace in memory.holding_namespaces(prefix, limit, offset):
+        table.add_row(
+            namespace, str(memory.count_units(namespace)), str(len(memory.items(namespace)))
+        )
+    console.print(table)
+
+
+@app.command(rich_help_panel=MEMORY)
+def forget(
+    namespace: NamespaceOption,
+    memory_id: Annotated[
+        list[str] | None, typer.Option("--memory-id", help="A memory id (repeatable).")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Every memory of a session.")
+    ] = None,
+    person: Annotated[
+        str | None, typer.Option("--person", help="Every memory naming or said by a person.")
+    ] = None,
+    everything: Annotated[bool, typer.Option("--all", help="The whole namespace.")] = False,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Forget memories everywhere, down to the bytes under the store, before it returns.
+
+    Vectors, texts, BM25, cue index, edges and root evidence go, and so does every stored
+    recall thread that quoted them (purged whole); SQLite's deleted rows are zeroed and its
+    write-ahead log truncated.  What a forget leaves in Chroma's index files and catalog or in
+    PostgreSQL's table files is compacted before the command ends (a long-running process
+    does that within its erasure window; see compact).
+    """
+    context = context_of(store, chroma_url, database_url)
+    known_namespace(context, namespace)
+    forgotten = forget_now(
+        context,
+        namespace,
+        memory_ids=memory_id or (),
+        session=session,
+        person=person,
+        everything=everything,
+    )
+    remaining = context.store().count_units(namespace)
+    if as_json:
+        typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
+        return
+    console.print(f"forgot {len(forgotten)} memories in {namespace!r}; {remaining} remain")
+
+
+@app.command("export", rich_help_panel=MEMORY)
+def export_memories(
+    namespace: NamespaceOption,
+    out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Write a namespace as JSON Lines: its memories, edges, root units and added items."""
+    context = context_of(store, chroma_url, database_url)
+    known_namespace(context, namespace)
+    written = export_namespace(context.store(), namespace, out)
+    console.print(f"wrote {_counts(written)} of {namespace!r} to {out}")
+
+
+@app.command("import", rich_help_panel=MEMORY)
+def import_memories(
+    path: Annotated[
+        Path,
+        typer.Argument(exists=True, dir_okay=False, help="A file 'ripplegraph export' wrote."),
+    ],
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Restore an exported namespace (same ids) into a store where it holds nothing yet."""
+    restored = import_namespace(context_of(store, chroma_url, database_url).store(), path)
+    console.print(f"restored {_counts(restored)} into {restored.namespace!r}")
+
+
+def _counts(done: Transferred) -> str:
+    return ", ".join(f"{n} {kind}s" for kind, n in done.counts.items()) or "nothing"

@@ -1,0 +1,211 @@
+"""Verbs that serve a store to others: the memory browser, MCP, Studio's demo, served users."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ripplegraph.agent import auth
+from ripplegraph.agent.cli.app import (
+    SERVE,
+    BaseUrlOption,
+    ChromaOption,
+    DatabaseOption,
+    ModelOption,
+    NamespaceOption,
+    StoreOption,
+    app,
+    console,
+    context_of,
+    errors,
+    fail,
+    group,
+    known_namespace,
+)
+from ripplegraph.agent.cli.memory import ingest_sessions, items_of, summary_table
+
+
+@app.command(rich_help_panel=SERVE)
+def ui(
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Serve only this namespace (repeatable) [default: every namespace].",
+        ),
+    ] = None,
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to listen on; off loopback needs --access-token."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8765,
+    access_token: Annotated[
+        str | None,
+        typer.Option(
+            "--access-token",
+            envvar="RIPPLEGRAPH_UI_TOKEN",
+            help="Token every page asks for first (required when --host is not loopback).",
+        ),
+    ] = None,
+) -> None:
+    """Browse and correct what the store remembers, in a web browser (local by default)."""
+    try:
+        import uvicorn
+
+        from ripplegraph.agent.ui.app import LOOPBACK, create_app
+    except ImportError as error:
+        raise fail(
+            f"the memory browser needs the 'ui' extra ({error.name} is missing): "
+            "pip install -c constraints.txt 'ripplegraph[ui]'"
+        ) from error
+    if host not in LOOPBACK and not access_token:
+        raise fail(
+            f"--host {host} is not loopback: give --access-token (or RIPPLEGRAPH_UI_TOKEN) so "
+            "that only people holding it can read and change these memories"
+        )
+    context = context_of(store, chroma_url, database_url, model, base_url)
+    for name in namespace or ():
+        known_namespace(context, name)
+    browser = create_app(
+        context,
+        namespaces=frozenset(namespace) if namespace else None,
+        access_token=access_token,
+        host=host,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    errors.print(f"memory browser on http://{shown}:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(browser, host=host, port=port, log_level="warning")
+
+
+class Transport(StrEnum):
+    """How 'ripplegraph mcp' talks to its clients."""
+
+    STDIO = "stdio"
+    STREAMABLE_HTTP = "streamable-http"
+
+
+@app.command(rich_help_panel=SERVE)
+def mcp(
+    namespace: NamespaceOption,
+    transport: Annotated[
+        Transport,
+        typer.Option(
+            "--transport",
+            help="stdio (a client starts this process) or streamable-http (a local server).",
+        ),
+    ] = Transport.STDIO,
+    host: Annotated[str, typer.Option("--host", help="streamable-http: address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="streamable-http: port.")] = 8000,
+    speaker: Annotated[
+        str, typer.Option("--speaker", help="Whose words 'remember' stores.")
+    ] = "User",
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+) -> None:
+    """Serve one namespace to MCP clients: tools recall, remember and forget.
+
+    The namespace is this command's, never a tool argument: a model cannot reach another.
+    Needs the mcp extra.
+    """
+    try:
+        from ripplegraph.agent.mcp_server import build_server
+    except ImportError as error:
+        message = f"the mcp extra is not installed ({error}): pip install 'ripplegraph[mcp]'"
+        raise fail(message) from error
+    context = context_of(store, chroma_url, database_url, model, base_url, user_name=speaker)
+    server = build_server(items_of(context), namespace, speaker=speaker)
+    if transport is Transport.STDIO:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
+
+
+@app.command("seed-demo", rich_help_panel=SERVE)
+def seed_demo(
+    store: StoreOption = None,
+    chroma_url: ChromaOption = None,
+    database_url: DatabaseOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+) -> None:
+    """Ingest the demo history into namespace 'demo' of the store Studio's graphs read."""
+    from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
+
+    context = context_of(store, chroma_url, database_url, model, base_url)
+    summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
+    console.print(summary_table(summary))
+    console.print(
+        f"store: {context.deployment.store_dir} — set namespace = {DEMO_NAMESPACE} in Studio"
+    )
+
+
+users = group(help="Users of a deployment served with authentication (langgraph.served.json).")
+app.add_typer(users, name="users", rich_help_panel=SERVE)
+
+UsersFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--users-file",
+        help="Users file [default: $RIPPLEGRAPH_USERS, else users.json in the store].",
+    ),
+]
+
+
+def _users_path(users_file: Path | None, store: Path | None) -> Path:
+    if users_file is not None:
+        return users_file
+    return Path(store) / "users.json" if store is not None else auth.users_file()
+
+
+@users.command("add")
+def add_user(
+    identity: Annotated[str, typer.Argument(help="The user's identity (their namespace too).")],
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Their namespace [default: identity].")
+    ] = None,
+    users_file: UsersFileOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Add a user (or rotate their token) and print their bearer token, once."""
+    path = _users_path(users_file, store)
+    token = auth.add_user(path, identity, namespace)
+    errors.print(f"added {identity!r} to {path}; their token (shown only now):")
+    typer.echo(token)
+
+
+@users.command("remove")
+def remove_user(
+    identity: Annotated[str, typer.Argument(help="The user to remove.")],
+    users_file: UsersFileOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Remove a user's access (their memories stay until 'ripplegraph forget --all')."""
+    path = _users_path(users_file, store)
+    if not auth.remove_user(path, identity):
+        raise fail(f"no user {identity!r} in {path}")
+    console.print(f"removed {identity!r} from {path}")
+
+
+@users.command("list")
+def list_users(users_file: UsersFileOption = None, store: StoreOption = None) -> None:
+    """The users and their namespaces (tokens are stored only as digests)."""
+    path = _users_path(users_file, store)
+    table = Table(title=f"users in {path}")
+    table.add_column("identity")
+    table.add_column("namespace")
+    for user in auth.load_users(path):
+        table.add_row(user.identity, user.namespace)
+    console.print(table)
