@@ -89,6 +89,20 @@ def recall(
     return RecallOutput.model_validate(raw)
 
 
+def recall_state(question: str, namespace: str, context: Deployed) -> dict[str, Any]:
+    """Run the recall graph once, unchecked; its whole final state, not only its output.
+
+    The state holds what the output leaves out (the pool before assembly, the plan): the
+    trace page renders it and the benchmark's miss report reads it.
+    """
+    final: dict[str, Any] = {}
+    for values in recall_graph.stream(
+        RecallInput(query=question, namespace=namespace), context=context, stream_mode="values"
+    ):
+        final = values
+    return final
+
+
 def answer(question: str, result: RecallOutput, context: Deployed) -> tuple[str, str | None]:
     """The answer and, when the answer role fell back, why (the chat graph's ``respond``).
 

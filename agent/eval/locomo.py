@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
-from ripplegraph.agent.eval.systems import first_questions, make_systems, retrieve
+from ripplegraph.agent.eval.systems import (
+    GRAPH_SYSTEMS,
+    first_questions,
+    make_systems,
+    recipe_context,
+    retrieve,
+)
 from ripplegraph.agent.ingest_files import load_sessions
 from ripplegraph.agent.llm import RoleCaller, estimate_tokens
 from ripplegraph.agent.memory import MemoryUnit, Session
 from ripplegraph.agent.spend import Spend
+from ripplegraph.agent.state import Evidence, Plan
+from ripplegraph.agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, MemoryStore
 from ripplegraph.prompts import answer as answer_prompt
 from ripplegraph.prompts import judge
 from ripplegraph.prompts.evidence import render_memories
@@ -104,14 +114,18 @@ def run_locomo(
 ) -> dict[str, Any]:
     """Score each system per category and overall, with latency and context size.
 
-    With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
-    judge role grades the answer against the reference (``Judge``), beside token ``F1``.
+    Every score is also kept per conversation (``conversations``): a method change counts when
+    it helps on most conversations, not only on their total.
+
+        With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
+        judge role grades the answer against the reference (``Judge``), beside token ``F1``.
     """
     store = context.store()
     results: dict[str, Any] = {"systems": {}, "data": data.counts, "details": {}}
     depth = max(KS)
     for system in make_systems(store, context, systems):
         per_category: dict[str, dict[str, list[float]]] = {}
+        per_conversation: dict[str, dict[str, dict[str, list[float]]]] = {}
         latencies: list[float] = []
         tokens: dict[int, list[float]] = {k: [] for k in KS}
         details = []
@@ -122,13 +136,17 @@ def run_locomo(
             for k in KS:
                 tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
             graded = grade(answerer, question, ordered[:ANSWER_K]) if answerer else {}
+            conversation = per_conversation.setdefault(question.namespace, {})
             for bucket in (question.category, "overall"):
-                scores = per_category.setdefault(bucket, {})
-                for k in KS:
-                    scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
-                    scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
-                for metric, value in graded.items():
-                    scores.setdefault(metric, []).append(value)
+                for scores in (
+                    per_category.setdefault(bucket, {}),
+                    conversation.setdefault(bucket, {}),
+                ):
+                    for k in KS:
+                        scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
+                        scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
+                    for metric, value in graded.items():
+                        scores.setdefault(metric, []).append(value)
             details.append(
                 {
                     "namespace": question.namespace,
@@ -145,6 +163,13 @@ def run_locomo(
         } | {
             "latency_ms": percentiles(latencies),
             "context_tokens": {f"@{k}": mean(v) for k, v in tokens.items()},
+            "conversations": {
+                namespace: {
+                    bucket: {metric: mean(values) for metric, values in scores.items()}
+                    for bucket, scores in buckets.items()
+                }
+                for namespace, buckets in per_conversation.items()
+            },
         }
         results["details"][system.name] = details
     return results
@@ -178,10 +203,12 @@ def grade(answerer: RoleCaller, question: Question, evidence: list[MemoryUnit]) 
 def miss_analysis(
     data: LocomoData, context: Deployed, results: dict[str, Any], system: str = "ripplegraph"
 ) -> dict[str, Any]:
-    """Where the gold turns of multi-hop questions went, for ``system`` against the others.
+    """Every multi-hop gold turn ``system`` missed in its top 30: how far, and what passed it.
 
-    For every gold turn ``system`` missed in its top 30: was it reachable, and in how many
-    hops over the typed edges, from what the system did retrieve?  And which system found it.
+    The recall is run again for each question with a miss (it is deterministic), keeping its
+    whole final state.  For each missed turn: its distance over the typed edges from the
+    kept evidence and the edge types of that shortest path (``typed_distance``); the step
+    that passed it over (``passed_over``); and which other systems found it.
     """
     details = results["details"]
     if system not in details:
@@ -192,38 +219,102 @@ def miss_analysis(
         for unit in store.all_units(namespace):
             for turn in unit.provenance.turn_ids:
                 unit_of[(namespace, turn)] = unit.id
-    hops: dict[str, int] = {}
-    found_by: dict[str, int] = {}
-    gold_total = missed = 0
+    run_context = recipe_context(context, GRAPH_SYSTEMS[system], MISS_DEPTH)
+    misses: list[dict[str, Any]] = []
+    gold_total = 0
     for index, record in enumerate(details[system]):
         if record["category"] != "multi-hop":
             continue
         namespace = record["namespace"]
-        retrieved = set(record["retrieved"][:30])
         gold_total += len(record["gold"])
-        lost = [turn for turn in record["gold"] if turn not in retrieved]
-        missed += len(lost)
-        reached = {unit_of[(namespace, t)] for t in retrieved if (namespace, t) in unit_of}
+        kept = set(record["retrieved"][:MISS_DEPTH])
+        lost = [t for t in record["gold"] if t not in kept and (namespace, t) in unit_of]
+        if not lost:
+            continue
+        state = recall_state(record["question"], namespace, run_context)
+        reached = {unit_of[(namespace, t)] for t in kept if (namespace, t) in unit_of}
         for turn in lost:
-            for other, rows in details.items():
-                if other != system and turn in rows[index]["retrieved"][:30]:
-                    found_by[other] = found_by.get(other, 0) + 1
-            target = unit_of.get((namespace, turn))
-            frontier, seen, distance = set(reached), set(reached), 0
-            while frontier and target not in seen and distance < 3:
-                distance += 1
-                frontier = {
-                    e.dst
-                    for e in store.neighbours(namespace, frontier, ("semantic", "structural"))
-                    if e.dst not in seen
+            target = unit_of[(namespace, turn)]
+            distance, path = typed_distance(store, namespace, reached, target)
+            misses.append(
+                {
+                    "question": index,
+                    "namespace": namespace,
+                    "turn": turn,
+                    "distance": distance,
+                    "path": path,
+                    "passed_over": passed_over(store, namespace, state, target, run_context),
+                    "found_by": [
+                        other
+                        for other, rows in details.items()
+                        if other != system and turn in rows[index]["retrieved"][:MISS_DEPTH]
+                    ],
                 }
-                seen |= frontier
-            key = f"{distance} hop(s)" if target in seen else "more than 3 hops"
-            hops[key] = hops.get(key, 0) + 1
+            )
+    by_distance = Counter(
+        "more than 3 hops" if m["distance"] is None else f"{m['distance']} hop(s)" for m in misses
+    )
     return {
         "system": system,
         "multi_hop_gold_turns": gold_total,
-        "missed_at_30": missed,
-        "missed_by_distance_from_retrieved": dict(sorted(hops.items())),
-        "missed_but_found_by": dict(sorted(found_by.items(), key=lambda kv: -kv[1])),
+        "missed_at_30": len(misses),
+        "missed_by_distance_from_retrieved": dict(sorted(by_distance.items())),
+        "missed_by_path": dict(
+            Counter("→".join(m["path"]) for m in misses if m["path"]).most_common()
+        ),
+        "passed_over_by": dict(Counter(m["passed_over"] for m in misses).most_common()),
+        "missed_but_found_by": dict(
+            Counter(other for m in misses for other in m["found_by"]).most_common()
+        ),
+        "misses": misses,
     }
+
+
+MISS_DEPTH = 30  # the evidence the miss report counts as kept (RippleMem's K)
+_FAR = 3  # hops the miss report walks before it calls a turn out of reach
+
+
+def typed_distance(
+    store: MemoryStore, namespace: str, start: set[str], target: str
+) -> tuple[int | None, list[str]]:
+    """Hops from ``start`` to ``target`` over the linking edges, and the edge types walked."""
+    paths: dict[str, list[str]] = {mid: [] for mid in start}
+    frontier = set(start)
+    for _ in range(_FAR):
+        if target in paths:
+            break
+        next_frontier: set[str] = set()
+        for edge in store.neighbours(namespace, frontier, LINK_TYPES):
+            if edge.dst not in paths:
+                paths[edge.dst] = [*paths[edge.src], edge.type]
+                next_frontier.add(edge.dst)
+        frontier = next_frontier
+    if target not in paths:
+        return None, []
+    return len(paths[target]), paths[target]
+
+
+def passed_over(
+    store: MemoryStore, namespace: str, state: dict[str, Any], target: str, context: Deployed
+) -> str:
+    """The step of the recall that let ``target`` go (its final state says which)."""
+    pooled = state.get("pool", {})
+    if target in pooled:
+        channels = {source.channel for source in Evidence.model_validate(pooled[target]).sources}
+        found = "expansion" if "expansion" in channels else "first hop"
+        if channels - {"semantic", "lexical", "cue", "expansion"}:
+            found = "roots or refinement"
+        return f"pooled by the {found}, cut by assembly"
+    plan = state.get("plan")
+    if not plan or not state.get("rounds"):
+        return "never pooled: no expansion ran"
+    anchors = set(Plan.model_validate(plan).anchors)
+    config = context.recall_config()
+    walked = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
+    frontier, seen = set(anchors), set(anchors)
+    for _ in range(context.recall.hops):
+        frontier = {e.dst for e in store.neighbours(namespace, frontier, walked)} - seen
+        seen |= frontier
+    if target in seen:
+        return "walked by expansion, not kept (top n per channel)"
+    return "never pooled: beyond the walk from the anchors"

@@ -72,6 +72,7 @@ def locomo_markdown(results: dict[str, Any]) -> str:
                     ]
                 )
             )
+    lines += ["", *conversations_markdown(results)]
     data = results["data"]
     lines.append("")
     lines.append(
@@ -94,7 +95,60 @@ def locomo_markdown(results: dict[str, Any]) -> str:
             + ", ".join(f"{k} {v}" for k, v in analysis["missed_but_found_by"].items())
             + "."
         )
+        lines += ["", _row(["step that passed the gold turn over", "missed turns"])]
+        lines.append(_row(["---", "---"]))
+        lines += [_row([step, str(n)]) for step, n in analysis.get("passed_over_by", {}).items()]
+        paths = list(analysis.get("missed_by_path", {}).items())[:6]
+        if paths:
+            lines.append("")
+            lines.append(
+                "Shortest typed paths from the kept evidence to the missed turns: "
+                + ", ".join(f"{path} {n}" for path, n in paths)
+                + " (each missed turn, with its question, is in the JSON's `analysis.misses`)."
+            )
     return "\n".join(lines)
+
+
+PER_CONVERSATION = (("multi-hop", "All@30"), ("single-hop", "R@10"), ("temporal", "R@10"))
+"""What each conversation's table shows: where recollection must help, and must not hurt."""
+
+
+def conversations_markdown(results: dict[str, Any]) -> list[str]:
+    """Per conversation, each system's multi-hop All@30, single-hop and temporal R@10.
+
+    A line under the table counts the conversations where the full graph is ahead of its
+    first hop on multi-hop All@30 (a change counts when it helps on most of them).
+    """
+    systems = results["systems"]
+    first: dict[str, Any] = next(iter(systems.values()), {})
+    names = list(first.get("conversations", {}))
+    if not names:
+        return []
+    header = [
+        "conversation",
+        *[f"{name} {cat} {m}" for cat, m in PER_CONVERSATION for name in systems],
+    ]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for conversation in names:
+        cells = [conversation]
+        for cat, metric in PER_CONVERSATION:
+            for scores in systems.values():
+                value = scores["conversations"].get(conversation, {}).get(cat, {}).get(metric)
+                cells.append("-" if value is None else f"{value:.3f}")
+        lines.append(_row(cells))
+    if {"first_hop", "ripplegraph"} <= systems.keys():
+
+        def multi_hop(name: str, conversation: str) -> float:
+            found = systems[name]["conversations"][conversation].get("multi-hop", {})
+            return float(found.get("All@30", 0.0))
+
+        ahead = sum(multi_hop("ripplegraph", c) > multi_hop("first_hop", c) for c in names)
+        lines += [
+            "",
+            f"ripplegraph ahead of first_hop on multi-hop All@30 in {ahead} of {len(names)} "
+            "conversations.",
+        ]
+    return lines
 
 
 def prefeval_markdown(results: dict[str, Any]) -> str:

@@ -108,6 +108,12 @@ def reciprocal_rank_fusion(*rankings: list[str], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda mid: (-scores[mid], order[mid]))
 
 
+def recipe_context(context: Deployed, recipe: RecipeName, k: int) -> Deployed:
+    """The bench's run context for one recipe: K memories, no token budget to cut them."""
+    limits = context.recall.model_copy(update={"evidence_k": k, "context_tokens": 100_000})
+    return context.model_copy(update={"recall_recipe": recipe, "recall": limits})
+
+
 def make_systems(store: MemoryStore, context: Deployed, names: tuple[str, ...]) -> list[System]:
     """The requested systems over one store."""
 
@@ -126,10 +132,9 @@ def make_systems(store: MemoryStore, context: Deployed, names: tuple[str, ...]) 
 
     def graph(recipe: RecipeName) -> Callable[[str, str, int], list[str]]:
         def run(namespace: str, question: str, k: int) -> list[str]:
-            limits = context.recall.model_copy(update={"evidence_k": k, "context_tokens": 100_000})
-            run_context = context.model_copy(update={"recall_recipe": recipe, "recall": limits})
             raw = recall_graph.invoke(
-                RecallInput(query=question, namespace=namespace), context=run_context
+                RecallInput(query=question, namespace=namespace),
+                context=recipe_context(context, recipe, k),
             )
             return [e.memory.id for e in RecallOutput.model_validate(raw).evidence]
 

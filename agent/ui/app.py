@@ -32,12 +32,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ripplegraph.agent.api import forget_now
+from ripplegraph.agent.api import forget_now, recall_state
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
 from ripplegraph.agent.memory import Namespace
-from ripplegraph.agent.state import MAX_QUERY_CHARS, RecallInput
+from ripplegraph.agent.state import MAX_QUERY_CHARS
 from ripplegraph.agent.store.transfer import export_records
 from ripplegraph.agent.trace_page import SCRIPT, STYLE, render_body, state_from
 from ripplegraph.agent.ui import catalog
@@ -229,14 +229,7 @@ async def _person(browser: Browser, request: Request) -> Response:
 
 def _recall(browser: Browser, namespace: str, question: str) -> tuple[Any, str]:
     """Run the recall graph once; its final state and the trace page's content for it."""
-    final: dict[str, Any] = {}
-    for values in recall_graph.stream(
-        RecallInput(query=question, namespace=namespace),
-        context=browser.context,
-        stream_mode="values",
-    ):
-        final = values
-    state = state_from(final)
+    state = state_from(recall_state(question, namespace, browser.context))
     return state, render_body(state, recall_graph.get_graph())
 
 

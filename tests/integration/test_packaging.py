@@ -1,10 +1,11 @@
-"""The wheel installs one import name, ``ripplegraph``, beside an app whose package is ``agent``.
+"""One import name, ``ripplegraph``, from the wheel and from an editable install alike.
 
 ``langgraph new`` scaffolds a package named ``agent``: installing RippleGraph into such an app
-must not shadow it.  The wheel is built from this tree (offline, with the development
-environment's setuptools) and installed, without dependencies, into a fresh virtual
-environment that borrows the development environment's installed dependencies through a path
-entry (which does not activate the development install of RippleGraph itself).
+must not shadow it.  The build backend maps ``ripplegraph.agent`` and its siblings onto the
+top-level folders (no links in the tree), so the wheel holds them under ``ripplegraph/`` and
+an editable install imports the real files.  Each is installed, without dependencies, into a
+fresh virtual environment that borrows the development environment's installed dependencies
+through a path entry (which does not activate the development install of RippleGraph itself).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ import agent
 import ripplegraph
 from ripplegraph import Memory
 
+import ripplegraph.agent.graph
+
 assert agent.NAME == "the app's own agent", agent.__file__
-assert ripplegraph.__file__.startswith({site!r}), ripplegraph.__file__
+assert ripplegraph.__file__.startswith({home!r}), ripplegraph.__file__
+assert ripplegraph.agent.graph.__file__.startswith({graph!r}), ripplegraph.agent.graph.__file__
 memory = Memory({store!r})
 memory.add("I'm allergic to shellfish.", user_id="maya")
 found = memory.search("Shall I book the oyster bar for Maya?", user_id="maya")
@@ -50,6 +54,35 @@ def run(*command: str | Path, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def installed(tmp_path: Path, *target: str | Path) -> tuple[Path, Path]:
+    """A fresh virtual environment with ``target`` installed; its python and site folder."""
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", venv)
+    python = venv / "bin" / "python"
+    site = Path(
+        run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
+    )
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # An editable install builds here: with the development environment's setuptools, not
+    # the older one a new environment may bring.
+    run(python, "-m", "pip", "uninstall", "--yes", "--quiet", "setuptools")
+    run(python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet", *target)
+    return python, site
+
+
+def runs_beside_an_agent_package(tmp_path: Path, python: Path, home: Path, graph: Path) -> None:
+    """The app's own ``agent`` package and RippleGraph, from where they should be, both work."""
+    app = tmp_path / "app"
+    (app / "agent").mkdir(parents=True)
+    (app / "agent" / "__init__.py").write_text('NAME = "the app\'s own agent"\n')
+    script = APP.format(home=str(home), graph=str(graph), store=str(tmp_path / "store"))
+    out = run(python, "-c", script, cwd=app)
+    assert out.split() == [ripplegraph.__version__, "the", "app's", "own", "agent"]
+    assert run(python.parent / "ripplegraph", "--version").strip() == (
+        f"ripplegraph {ripplegraph.__version__}"
+    )
+
+
 def test_the_wheel_installs_only_ripplegraph_and_runs_beside_an_agent_package(
     tmp_path: Path,
 ) -> None:
@@ -61,25 +94,24 @@ def test_the_wheel_installs_only_ripplegraph_and_runs_beside_an_agent_package(
         "ripplegraph",
         f"ripplegraph-{ripplegraph.__version__}.dist-info",
     }
-    inside = ["py.typed", "agent/graph.py", "nodes/respond.py", "prompts/role.py"]
+    inside = [
+        "py.typed",
+        "agent/graph.py",
+        "agent/cli/app.py",
+        "nodes/respond.py",
+        "prompts/role.py",
+        "agent/ui/static/ui.css",
+        "studio/demo_history.json",
+    ]
     assert {f"ripplegraph/{name}" for name in inside} <= set(names)
-    assert "ripplegraph/studio/demo_history.json" in names
+    python, site = installed(tmp_path, wheel)
+    runs_beside_an_agent_package(tmp_path, python, site, site / "ripplegraph" / "agent")
 
-    venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv)
-    python = venv / "bin" / "python"
-    site = Path(
-        run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
-    )
-    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run(python, "-m", "pip", "install", "--no-deps", "--quiet", wheel)
 
-    app = tmp_path / "app"
-    (app / "agent").mkdir(parents=True)
-    (app / "agent" / "__init__.py").write_text('NAME = "the app\'s own agent"\n')
-    script = APP.format(site=str(site), store=str(tmp_path / "store"))
-    out = run(python, "-c", script, cwd=app)
-    assert out.split() == [ripplegraph.__version__, "the", "app's", "own", "agent"]
-    assert run(venv / "bin" / "ripplegraph", "--version").strip() == (
-        f"ripplegraph {ripplegraph.__version__}"
-    )
+def test_an_editable_install_imports_the_real_files_from_a_tree_without_links(
+    tmp_path: Path,
+) -> None:
+    tracked = run("git", "ls-files", "-s", cwd=ROOT).splitlines()
+    assert not [line for line in tracked if line.startswith("120000")], "a symbolic link"
+    python, _ = installed(tmp_path, "-e", ROOT)
+    runs_beside_an_agent_package(tmp_path, python, ROOT / "ripplegraph", ROOT / "agent")
