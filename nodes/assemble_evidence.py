@@ -7,7 +7,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.assembly import rank_pool, select
+from ripplegraph.agent.policies.assembly import rank_pool, select, walked_last
+from ripplegraph.agent.policies.sufficiency import COVERAGE_WINDOW
 from ripplegraph.agent.state import RecallState, TraceEvent, budget_use, spent_after
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts.evidence import render_evidence
@@ -21,7 +22,11 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     ranked = rank_pool(
         store, run.namespace, state.alignment_query, state.pool, context.recall_config()
     )
-    evidence = select(ranked, context.recall.evidence_k, context.recall.context_tokens)
+    evidence = select(
+        walked_last(ranked, COVERAGE_WINDOW),
+        context.recall.evidence_k,
+        context.recall.context_tokens,
+    )
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {
         "evidence": evidence,

@@ -32,7 +32,11 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     can_refine = config.counterfactual and state.refinements < context.recall.refinements
     verdict = _policy.decide(
-        state.cues, ranked, refined=state.refinements > 0, can_refine=can_refine
+        state.cues,
+        ranked,
+        refined=state.refinements > 0,
+        can_refine=can_refine,
+        expanded=state.rounds > 0,
     )
     can_expand = config.expansion and state.rounds < context.recall.rounds
     allowance = state.spent.left_of(context.llm_budget.limit)

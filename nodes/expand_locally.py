@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.expansion import expand
+from ripplegraph.agent.policies.expansion import expand, feedback_target
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.store import SEMANTIC, STRUCTURAL
 from ripplegraph.agent.tracing import record
@@ -22,11 +22,12 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     store = run.store()
     assert state.plan is not None
     edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
+    anchors = store.embeddings(run.namespace, state.plan.anchors)
     reached = expand(
         store,
         run.namespace,
         state.plan,
-        store.embedder.query(state.plan.target),
+        feedback_target(store.embedder.query(state.plan.target), list(anchors.values())),
         exclude=state.pool.keys(),
         hops=hops,
         top_n=config.expansion_width(

@@ -116,26 +116,25 @@ PER_CONVERSATION = (("multi-hop", "All@30"), ("single-hop", "R@10"), ("temporal"
 def conversations_markdown(results: dict[str, Any]) -> list[str]:
     """Per conversation, each system's multi-hop All@30, single-hop and temporal R@10.
 
-    A line under the table counts the conversations where the full graph is ahead of its
-    first hop on multi-hop All@30 (a change counts when it helps on most of them).
+    One table per measure, a column per system.  A line under them counts the conversations
+    where the full graph is ahead of its first hop on multi-hop All@30 (a change counts when
+    it helps on most of them).
     """
     systems = results["systems"]
     first: dict[str, Any] = next(iter(systems.values()), {})
     names = list(first.get("conversations", {}))
     if not names:
         return []
-    header = [
-        "conversation",
-        *[f"{name} {cat} {m}" for cat, m in PER_CONVERSATION for name in systems],
-    ]
-    lines = [_row(header), _row(["---"] * len(header))]
-    for conversation in names:
-        cells = [conversation]
-        for cat, metric in PER_CONVERSATION:
+    lines: list[str] = []
+    for category, metric in PER_CONVERSATION:
+        lines += [_row([f"{category} {metric}", *systems]), _row(["---"] * (len(systems) + 1))]
+        for conversation in names:
+            cells = [conversation]
             for scores in systems.values():
-                value = scores["conversations"].get(conversation, {}).get(cat, {}).get(metric)
-                cells.append("-" if value is None else f"{value:.3f}")
-        lines.append(_row(cells))
+                found = scores["conversations"].get(conversation, {}).get(category, {})
+                cells.append(f"{found[metric]:.3f}" if metric in found else "-")
+            lines.append(_row(cells))
+        lines.append("")
     if {"first_hop", "ripplegraph"} <= systems.keys():
 
         def multi_hop(name: str, conversation: str) -> float:
@@ -143,11 +142,10 @@ def conversations_markdown(results: dict[str, Any]) -> list[str]:
             return float(found.get("All@30", 0.0))
 
         ahead = sum(multi_hop("ripplegraph", c) > multi_hop("first_hop", c) for c in names)
-        lines += [
-            "",
+        lines.append(
             f"ripplegraph ahead of first_hop on multi-hop All@30 in {ahead} of {len(names)} "
-            "conversations.",
-        ]
+            "conversations."
+        )
     return lines
 
 

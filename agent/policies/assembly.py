@@ -71,6 +71,17 @@ def rank_pool(
     return rank(pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config)
 
 
+def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
+    """The ranking with memories only the walk reached kept out of its first ``window``.
+
+    The head of the evidence answers the question itself, so it holds what the question's
+    own channels found, in ρ order; the walk completes the set below it.
+    """
+    direct = [item for item in ranked if any(s.channel != "expansion" for s in item.sources)]
+    head = {id(item) for item in direct[:window]}
+    return [*direct[:window], *[item for item in ranked if id(item) not in head]]
+
+
 def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
     """The top ``k`` that fit in ``token_budget`` (a too-long item is skipped, not cut)."""
     chosen: list[Evidence] = []

@@ -1,8 +1,9 @@
 """Offline local expansion: candidates only from the anchors' h-hop neighbourhood (RippleMem §2.3).
 
 Candidates are grouped by the edge type that reached them, scored against the target
-(semantic similarity to the target restatement plus the share of target cues they carry),
-and the top n per channel are kept; ties go to shorter paths, then stronger edges.
+(semantic similarity to the target restatement moved towards the anchors, plus the share of
+target cues they carry), and the top n per channel are kept; ties go to shorter paths, then
+stronger edges.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ def cue_match(memory: MemoryUnit, plan: Plan) -> float:
     if not wanted:
         return 0.0
     return len(wanted & memory.terms) / len(wanted)
+
+
+def feedback_target(target: np.ndarray, anchors: Sequence[np.ndarray]) -> np.ndarray:
+    """The target moved towards its anchors: the unit mean of both directions.
+
+    What a set question still lacks looks like what it already found ("I'm reading *Dune*"
+    beside "I finished that fantasy series") more than like the question ("What books has
+    John read?"), so candidates are scored against both (relevance feedback).
+    """
+    if not anchors:
+        return target
+    centre = np.mean(anchors, axis=0)
+    blended = target / np.linalg.norm(target) + centre / np.linalg.norm(centre)
+    return np.asarray(blended / np.linalg.norm(blended), dtype=target.dtype)
 
 
 def expand(

@@ -1,4 +1,4 @@
-"""Offline recollection planning: anchors sharing the query's cues, a target from the gaps."""
+"""Offline recollection planning: anchors about the question, a target from the gaps."""
 
 from __future__ import annotations
 
@@ -13,6 +13,27 @@ def _overlap(item: Evidence, cues: QueryCues) -> int:
     return len(item.memory.terms & wanted)
 
 
+def _spread(ranked: Sequence[Evidence], cues: QueryCues, max_anchors: int) -> list[Evidence]:
+    """Anchors that carry what the question is about, one per session first, best-ranked first.
+
+    A question's content terms ("books", "read") say what the walk should reach; its names
+    alone match half a two-person conversation.  One anchor per session spreads the walk over
+    the sessions a set's members are spread across; a memory of fewer sessions than anchors
+    still gets all its anchors.
+    """
+    content = set(cues.terms)
+    fresh = [item for item in ranked if not item.anchor]
+    about = [item for item in fresh if item.memory.terms & content]
+    sharing = [item for item in fresh if _overlap(item, cues) > 0]
+    candidates = list({item.memory.id: item for item in [*about, *sharing, *fresh]}.values())
+    spread: list[Evidence] = []
+    for item in candidates:
+        if all(item.memory.provenance.session_id != s.memory.provenance.session_id for s in spread):
+            spread.append(item)
+    rest = [item for item in candidates if all(item is not s for s in spread)]
+    return [*spread, *rest][:max_anchors]
+
+
 def plan_recollection(
     query: str,
     cues: QueryCues,
@@ -23,17 +44,13 @@ def plan_recollection(
 ) -> Plan:
     """Pick ≤ ``max_anchors`` anchors and describe the missing support as a target.
 
-    Planned: anchors are the best-ranked evidence sharing query cues; the target keeps the
-    query as its restatement (its embedding is already cached, so expansion costs no second
-    model call) and carries what is missing, then the query's terms, as target terms matched
-    lexically.  Unplanned
-    (the ablation): the top items, and the query's own terms.
+    Planned: anchors are the best-ranked evidence about the question, one per session first;
+    the target keeps the query as its restatement (its embedding is already cached, so
+    expansion costs no second model call) and carries what is missing, then the query's
+    terms, as target terms matched lexically.  Unplanned (the ablation): the top items, and
+    the query's own terms.
     """
-    if planned:
-        sharing = [item for item in ranked if _overlap(item, cues) > 0 and not item.anchor]
-        anchors = (sharing or list(ranked))[:max_anchors]
-    else:
-        anchors = list(ranked[:max_anchors])
+    anchors = _spread(ranked, cues, max_anchors) if planned else list(ranked[:max_anchors])
     missing_terms = [m for m in missing if " " not in m]
     return Plan(
         anchors=[a.memory.id for a in anchors],

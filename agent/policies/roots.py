@@ -165,11 +165,12 @@ def route_roots(
     """Active units with their routing score (the query–rule cosine), best first.
 
     Root units carry decision logic (RootMem routes them for recommendation, advice and
-    planning queries).  A decision question activates the units of the people it names;
-    asked in the first person, it is the memory owner's own, and every unit is a candidate,
-    the ``decision_units`` closest to the question taking part.  Any question activates a
-    unit as close to its rule as ``threshold``.  A factual question that merely names a
-    person does not pull in that person's whole standing context.
+    planning queries), so only a decision question activates any.  It activates the units
+    of the people it names, and any unit as close to its rule as ``threshold``; asked in the
+    first person, it is the memory owner's own, and every unit is a candidate, the
+    ``decision_units`` closest to the question taking part.  A factual question, even one
+    close to a rule, is answered by its memories: a rule's evidence would only push them
+    down.
     """
     named = {normalise_cue(p) for p in cues.people}
     scored = [
@@ -182,7 +183,6 @@ def route_roots(
     return [
         (root, score)
         for root, score in scored
-        if score >= threshold
-        or root.id in chosen
-        or (cues.decision and normalise_cue(root.person) in named)
+        if cues.decision
+        and (score >= threshold or root.id in chosen or normalise_cue(root.person) in named)
     ]

@@ -3,7 +3,9 @@
 Coverage-based, after RippleMem's controller: every query cue and content term must appear in
 the top evidence, and multi-part questions ("and", "both", "how many", "should I") need more
 than one supporting memory from different sessions.  It names what is missing, which becomes
-the expansion target.
+the expansion target.  Coverage cannot see a set that is not yet whole (three of a person's
+five books cover "books") nor a turn that answers without the question's words, so a
+question takes one round of recollection even when covered, if the rounds allow.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ripplegraph.agent.state import Decision, Evidence, QueryCues
 from ripplegraph.agent.text import normalise_cue
 
 COVERAGE_WINDOW = 10  # the evidence a reader would look at first
+UNSEEN = "what coverage cannot see"
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,16 @@ def missing_support(cues: QueryCues, ranked: Sequence[Evidence]) -> list[str]:
 
 
 class OfflineSufficiency:
-    """Coverage check; refine decision questions once; expand while support is missing."""
+    """Coverage check; refine decision questions once; recollect once, and again while missing."""
 
     def decide(
-        self, cues: QueryCues, ranked: Sequence[Evidence], *, refined: bool, can_refine: bool
+        self,
+        cues: QueryCues,
+        ranked: Sequence[Evidence],
+        *,
+        refined: bool,
+        can_refine: bool,
+        expanded: bool,
     ) -> Verdict:
         """Stop, expand towards the missing support, or refine a decision question."""
         missing = missing_support(cues, ranked)
@@ -55,4 +64,6 @@ class OfflineSufficiency:
             return Verdict("refine", missing, "advice/plan question: look for constraints first")
         if missing:
             return Verdict("expand", missing, "not covered: " + ", ".join(missing))
+        if not expanded:
+            return Verdict("expand", [UNSEEN], "covered, but not yet recollected around it")
         return Verdict("stop", [], "every query cue and term is covered by the evidence")

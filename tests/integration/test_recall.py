@@ -68,16 +68,30 @@ def test_allergy_is_recalled_beyond_the_first_hop(demo_context: Deployed) -> Non
     assert not allergy(plain)
 
 
-def test_stop_on_first_hop(demo_context: Deployed) -> None:
+def test_a_covered_question_is_recollected_once_then_stops(demo_context: Deployed) -> None:
     result = run(demo_context, MOCHI)
     assert nodes_run(result) == [
         "first_hop_recall",
         "route_root_memories",
         "check_sufficiency",
+        "plan_recollection",
+        "expand_locally",
+        "check_sufficiency",
         "assemble_evidence",
     ]
+    checks = [e for e in result.trace if e.node == "check_sufficiency"]
+    assert checks[0].reason == "covered, but not yet recollected around it"
     assert result.stop_reason == "sufficient"
     assert any("Luna's pottery studio" in e.memory.text for e in result.evidence)
+    direct = run(demo_context, MOCHI, rounds=0)
+    assert nodes_run(direct) == [
+        "first_hop_recall",
+        "route_root_memories",
+        "check_sufficiency",
+        "assemble_evidence",
+    ]
+    assert direct.stop_reason.startswith("budget exhausted")
+    assert any("Luna's pottery studio" in e.memory.text for e in direct.evidence)
 
 
 def test_expand_then_stop(demo_context: Deployed) -> None:
@@ -128,7 +142,9 @@ class RandomController:
     def __init__(self, decisions: list[str]) -> None:
         self.decisions = iter(decisions)
 
-    def decide(self, cues: Any, ranked: Any, *, refined: bool, can_refine: bool) -> Verdict:
+    def decide(
+        self, cues: Any, ranked: Any, *, refined: bool, can_refine: bool, expanded: bool
+    ) -> Verdict:
         decision = next(self.decisions, "expand")
         return Verdict(decision, ["anything"], "random")  # type: ignore[arg-type]
 

@@ -11,7 +11,15 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from ripplegraph.agent.llm import estimate_tokens
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.models import Embedder
-from ripplegraph.agent.policies.assembly import rank, rank_pool, score, score_parts, select, total
+from ripplegraph.agent.policies.assembly import (
+    rank,
+    rank_pool,
+    score,
+    score_parts,
+    select,
+    total,
+    walked_last,
+)
 from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.state import Channel, Evidence, EvidenceSource
 from ripplegraph.agent.store import MemoryStore
@@ -113,3 +121,18 @@ def test_select_keeps_the_top_k_that_fit_and_skips_a_long_item() -> None:
     assert [e.memory.id for e in select(ranked, 10, 3 * cost)] == ["s0", "s1", "s2"]  # exact fit
     assert [e.memory.id for e in select(ranked, 10, 3 * cost - 1)] == ["s0", "s1"]
     assert select(ranked, 0, 1000) == []
+
+
+def test_memories_only_the_walk_reached_stay_below_the_head() -> None:
+    ranked = [
+        evidence("a", ("semantic", 1)),
+        evidence("w1", ("expansion", 1)),
+        evidence("b", ("lexical", 2)),
+        evidence("both", ("expansion", 2), ("cue", 4)),
+        evidence("w2", ("expansion", 3)),
+        evidence("c", ("semantic", 5)),
+    ]
+    order = [e.memory.id for e in walked_last(ranked, 3)]
+    assert order == ["a", "b", "both", "w1", "w2", "c"], "the head is the direct hits, in ρ order"
+    assert [e.memory.id for e in walked_last(ranked, 10)] == ["a", "b", "both", "c", "w1", "w2"]
+    assert walked_last(ranked, 0) == ranked

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.expansion import cue_match, expand
+from ripplegraph.agent.policies.expansion import cue_match, expand, feedback_target
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
 from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, Edge
 
@@ -98,3 +98,12 @@ def test_merge_pool_accumulates_sources_once_and_keeps_the_flags() -> None:
     assert list(merged) == ["b", "c"]
     lifted = {"c": Evidence(memory=unit("c", "y"), sources=[first], standing=True)}
     assert merge_pool(lifted, right)["c"].standing and merge_pool(right, lifted)["c"].standing
+
+
+def test_the_feedback_target_lies_between_the_question_and_its_anchors() -> None:
+    question = np.asarray([3.0, 0.0], dtype=np.float32)
+    anchors = [np.asarray([0.0, 1.0], dtype=np.float32), np.asarray([0.0, 1.0], dtype=np.float32)]
+    target = feedback_target(question, anchors)
+    np.testing.assert_allclose(target, [np.sqrt(0.5), np.sqrt(0.5)], atol=1e-6)
+    assert target.dtype == np.float32
+    assert feedback_target(question, []) is question, "no anchors: the question itself"

@@ -66,8 +66,10 @@ def test_a_decision_about_a_person_routes_their_rules_a_fact_question_does_not()
         ("Maya", 0.6)
     ]
     assert route_roots(roots, vectors, fact, query, 0.9) == []
-    # Close enough to its rule, any question activates a unit; the closest comes first.
+    # Close enough to its rule, a decision activates a unit; the closest comes first.
     assert [r.person for r, _ in route_roots(roots, vectors, advice, query, 0.7)] == ["Sam", "Maya"]
+    # A factual question is answered by its memories, however close it is to a rule.
+    assert route_roots(roots, vectors, fact, query, 0.5) == []
 
 
 def test_a_first_person_decision_takes_the_closest_units_of_all() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.policies.sufficiency import (
     COVERAGE_WINDOW,
+    UNSEEN,
     OfflineSufficiency,
     missing_support,
 )
@@ -56,15 +57,34 @@ def test_decisions() -> None:
     policy = OfflineSufficiency()
     advice = QueryCues(terms=["dinner"], decision=True)
     covered = [item("a dinner")]
-    first = policy.decide(advice, covered, refined=False, can_refine=True)
+    first = policy.decide(advice, covered, refined=False, can_refine=True, expanded=False)
     assert (first.decision, first.missing) == ("refine", [])
     assert first.reason == "advice/plan question: look for constraints first"
     for refined, can_refine in ((True, True), (False, False)):
-        verdict = policy.decide(advice, covered, refined=refined, can_refine=can_refine)
+        verdict = policy.decide(
+            advice, covered, refined=refined, can_refine=can_refine, expanded=True
+        )
         assert verdict.decision == "stop" and verdict.missing == []
     gap = QueryCues(terms=["dinner", "allergy", "seafood"])
-    expand = policy.decide(gap, covered, refined=False, can_refine=True)
-    assert expand.decision == "expand" and expand.missing == ["allergy", "seafood"]
-    assert expand.reason == "not covered: allergy, seafood"
-    stop = policy.decide(QueryCues(terms=["dinner"]), covered, refined=False, can_refine=True)
+    for expanded in (False, True):
+        more = policy.decide(gap, covered, refined=False, can_refine=True, expanded=expanded)
+        assert more.decision == "expand" and more.missing == ["allergy", "seafood"]
+        assert more.reason == "not covered: allergy, seafood"
+    plain = QueryCues(terms=["dinner"])
+    stop = policy.decide(plain, covered, refined=False, can_refine=True, expanded=True)
+    assert (stop.decision, stop.missing) == ("stop", [])
     assert stop.reason == "every query cue and term is covered by the evidence"
+
+
+def test_a_covered_question_is_recollected_once_for_what_coverage_cannot_see() -> None:
+    policy = OfflineSufficiency()
+    covered = [item("I'm reading Dune"), item("I read a fantasy series", session="s2")]
+    books = QueryCues(terms=["read"], multi_part=True)
+    once = policy.decide(books, covered, refined=False, can_refine=False, expanded=False)
+    assert (once.decision, once.missing) == ("expand", [UNSEEN])
+    assert once.reason == "covered, but not yet recollected around it"
+    after = policy.decide(books, covered, refined=False, can_refine=False, expanded=True)
+    assert after.decision == "stop"
+    advice = QueryCues(terms=["read"], decision=True)
+    refined = policy.decide(advice, covered, refined=True, can_refine=True, expanded=False)
+    assert refined.decision == "expand", "after its refinement, a decision is recollected too"
