@@ -92,6 +92,7 @@ results: $(STAMP)
 	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ prefeval/ imlogic/>"; exit 2; }
 	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/prefeval, $(DATA)/imlogic"
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
+	$(BIN)/ripplegraph bench folds --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench prefeval --data $(DATA)/prefeval --results $(RESULTS)
 	$(BIN)/ripplegraph bench imlogic --data $(DATA)/imlogic --results $(RESULTS)
 	$(BIN)/ripplegraph bench scale --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)

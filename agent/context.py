@@ -292,10 +292,19 @@ class Deployed(Context):
     """
 
     deployment: Deployment = Field(default_factory=Deployment)
+    recall_settings: RecallConfig | None = Field(
+        default=None,
+        description="Retrieval settings in place of the named recipe's: code that embeds "
+        "RippleGraph may tune them (the folds bench does); a served caller names a recipe.",
+    )
 
     def store(self) -> MemoryStore:
         """The deployment's store."""
         return Services(self.deployment).store()
+
+    def recall_config(self) -> RecallConfig:
+        """The settings code chose, else the named recipe."""
+        return self.recall_settings or super().recall_config()
 
 
 def _names(model: type[BaseModel]) -> frozenset[str]:

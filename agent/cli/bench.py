@@ -15,6 +15,7 @@ import typer
 
 from ripplegraph.agent.cli.app import BENCH, app, fail, group
 from ripplegraph.agent.eval import report
+from ripplegraph.agent.eval.folds import DEFAULT_VARIATIONS, run_folds, variants
 from ripplegraph.agent.eval.runs import bench_store, ingested, progress_bar, publish
 from ripplegraph.agent.eval.systems import SYSTEMS
 
@@ -60,6 +61,14 @@ def _systems(value: str) -> tuple[str, ...]:
     return names
 
 
+LocomoDataOption = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        help="LoCoMo's data/locomo10.json as published (github.com/snap-research/locomo), "
+        "or a file of some of its conversations.",
+    ),
+]
 LlmOption = Annotated[
     str | None,
     typer.Option(
@@ -77,14 +86,7 @@ LlmBaseUrlOption = Annotated[
 
 @bench.command("locomo")
 def locomo(
-    data: Annotated[
-        Path,
-        typer.Option(
-            "--data",
-            help="LoCoMo's data/locomo10.json as published (github.com/snap-research/locomo), "
-            "or a file of some of its conversations.",
-        ),
-    ],
+    data: LocomoDataOption,
     store: StoreOption = None,
     systems: SystemsOption = ALL_SYSTEMS,
     limit: LimitOption = None,
@@ -113,6 +115,46 @@ def locomo(
         out,
         charts,
     )
+
+
+@bench.command("folds")
+def folds(
+    data: LocomoDataOption,
+    vary: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--vary",
+            metavar="<field=v1,v2>",
+            help="A setting and its values, FIELD=V1,V2 (repeatable): a recipe number or "
+            "switch, or hops, rounds, refinements [default: " + " ".join(DEFAULT_VARIATIONS) + "].",
+        ),
+    ] = None,
+    store: StoreOption = None,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+) -> None:
+    """Leave one conversation out: settings chosen on the others, scored on the one left."""
+    from ripplegraph.agent.eval.locomo import load_locomo
+
+    try:
+        chosen = variants(vary or DEFAULT_VARIATIONS)
+    except ValueError as error:
+        raise fail(f"--vary {error}") from error
+    dataset = load_locomo(data, limit)
+    if len({q.namespace for q in dataset.questions}) < 2:
+        raise fail(f"{data}: folds need at least two conversations with questions")
+    turns, runs = f"{dataset.counts['turns']} turns", (2 + len(chosen)) * len(dataset.questions)
+    with (
+        ingested(store, dataset.sessions, turns, None, None) as (context, _),
+        progress_bar("folds", runs) as advance,
+    ):
+        results = run_folds(dataset, context, chosen, advance)
+    publish(
+        "folds", results, report.folds_markdown(results), report.folds_chart, results_dir, out,
+        charts,
+    )  # fmt: skip
 
 
 @bench.command("imlogic")

@@ -177,7 +177,8 @@ def list_namespaces(
 def forget(
     namespace: NamespaceOption,
     memory_id: Annotated[
-        list[str] | None, typer.Option("--memory-id", help="A memory id (repeatable).")
+        list[str] | None,
+        typer.Option("--memory-id", metavar="<str>", help="A memory id (repeatable)."),
     ] = None,
     session: Annotated[
         str | None, typer.Option("--session", help="Every memory of a session.")

@@ -36,6 +36,7 @@ def ui(
         typer.Option(
             "--namespace",
             "-n",
+            metavar="<str>",
             help="Serve only this namespace (repeatable) [default: every namespace].",
         ),
     ] = None,

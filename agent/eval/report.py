@@ -149,6 +149,58 @@ def conversations_markdown(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def folds_markdown(results: dict[str, Any]) -> str:
+    """Each variant per conversation against the full graph, then the leave-one-out folds."""
+    systems, counts = results["systems"], results["questions"]
+    names = list(counts)
+    guards = [key for key in next(iter(systems.values())) if key.endswith("R@10")]
+    lines = [
+        _row([results["metric"], *names, "total", "helps / hurts vs full", "counts", *guards,
+              "p50 ms"]),
+        _row(["---"] * (len(names) + 5 + len(guards))),
+    ]  # fmt: skip
+    for name, scores in systems.items():
+        verdict = scores.get("against_full")
+        lines.append(
+            _row([
+                name,
+                *(f"{scores['conversations'][c]:.3f}" for c in names),
+                f"{scores['total']:.3f}",
+                f"{verdict['helps']} / {verdict['hurts']}" if verdict else "-",
+                ("yes" if verdict["counts"] else "no") if verdict else "-",
+                *(f"{scores[g]:.3f}" for g in guards),
+                f"{scores['latency_p50_ms']:.1f}",
+            ])
+        )  # fmt: skip
+    lines += ["", _row(["held out", "chosen on the others", "its score there", "first_hop there"])]
+    lines.append(_row(["---"] * 4))
+    for fold in results["folds"]:
+        held = fold["held_out"]
+        lines.append(
+            _row([held, fold["chosen"], f"{fold['score']:.3f}",
+                  f"{systems['first_hop']['conversations'][held]:.3f}"])
+        )  # fmt: skip
+    loo = results["leave_one_out"]
+    lines += [
+        "",
+        f"Leave-one-out {results['metric']}: {loo['total']:.3f} against first_hop's "
+        f"{loo['first_hop']:.3f} ({100 * (loo['total'] - loo['first_hop']):+.1f} points); ahead "
+        f"of first_hop on {loo['ahead_of_first_hop']} of {loo['conversations']} held-out "
+        "conversations. A variant counts against the full graph when it helps on four of every "
+        "five conversations and on the total.",
+    ]
+    return "\n".join(lines)
+
+
+def folds_chart(results: dict[str, Any], path: Path) -> None:
+    """The metric per conversation, a group per variant."""
+    series = {
+        name: {**scores["conversations"], "total": scores["total"]}
+        for name, scores in results["systems"].items()
+    }
+    bar_chart(f"LoCoMo {results['metric']} per conversation", series, path)
+
+
 def prefeval_markdown(results: dict[str, Any]) -> str:
     """Systems × (form, N) Hit@5, Hit@10 in parentheses."""
     buckets = list(next(iter(results["systems"].values())))

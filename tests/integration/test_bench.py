@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.cli import app
-from ripplegraph.agent.context import Deployment
+from ripplegraph.agent.context import Deployed, Deployment
 from ripplegraph.agent.eval.locomo import normalise_evidence
 from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from ripplegraph.agent.eval.systems import reciprocal_rank_fusion
 from ripplegraph.agent.graph import ingest_graph
 from ripplegraph.agent.linking import LinkingConfig
 from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput
+from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import deployed
-from tests.locomo_sample import write_calvin
+from tests.locomo_sample import calvin_sample, write_calvin
 from tests.postgres_server import new_database
 
 pytestmark = pytest.mark.integration
@@ -60,6 +64,54 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
     assert summary["analysis"]["multi_hop_gold_turns"] == 2
     assert (results / "bench_locomo.md").read_text().startswith("| system |")
     assert (results / "bench_locomo.png").stat().st_size > 1000
+
+
+def test_bench_folds_scores_each_variant_per_conversation(tmp_path: Path) -> None:
+    second = calvin_sample()[0] | {"sample_id": "conv-y"}
+    data = write_calvin(tmp_path / "locomo.json", [*calvin_sample(), second])
+    results = tmp_path / "results"
+    args = ["bench", "folds", "--data", str(data), "--store", str(tmp_path / "store"),
+            "--vary", "hops=1", "--vary", "expansion=false", "--results", str(results)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads((results / "bench_folds.json").read_text())
+    assert summary["questions"] == {"conv-x": 1, "conv-y": 1}
+    assert list(summary["systems"]) == ["first_hop", "full", "hops=1", "expansion=false"]
+    for name, scores in summary["systems"].items():
+        assert set(scores["conversations"]) == {"conv-x", "conv-y"}
+        assert scores["latency_p50_ms"] > 0
+        assert ("against_full" in scores) == (name not in ("first_hop", "full"))
+    # Five turns: every system keeps both gold turns in its top 30, so each fold keeps "full".
+    assert [(f["held_out"], f["chosen"], f["score"]) for f in summary["folds"]] == [
+        ("conv-x", "full", 1.0), ("conv-y", "full", 1.0)
+    ]  # fmt: skip
+    assert summary["leave_one_out"]["total"] == summary["leave_one_out"]["first_hop"] == 1.0
+    assert "Leave-one-out multi-hop All@30: 1.000" in (results / "bench_folds.md").read_text()
+    assert (results / "bench_folds.png").stat().st_size > 1000
+
+
+def test_bench_folds_refuses_what_it_cannot_fold(tmp_path: Path) -> None:
+    data = write_calvin(tmp_path / "locomo.json")
+    store = str(tmp_path / "store")
+    for args, says in (
+        (["--vary", "hops=1"], "folds need at least two conversations"),
+        (["--vary", "max_anchors=many"], "--vary max_anchors='many': not an int"),
+    ):
+        run = CliRunner().invoke(app, ["bench", "folds", "--data", str(data), "--store", store,
+                                       *args])  # fmt: skip
+        assert run.exit_code == 2, run.output
+        assert says in " ".join(run.output.split())
+    assert not (tmp_path / "store").exists()  # refused before anything was ingested
+
+
+def test_settings_chosen_in_code_reach_every_node(demo_context: Deployed) -> None:
+    without = demo_context.model_copy(update={"recall_settings": replace(FULL, expansion=False)})
+    ran = {e.node for e in recall_state("Where should Sam take Maya?", DEMO_NAMESPACE,
+                                         demo_context)["trace"]}  # fmt: skip
+    tuned = {e.node for e in recall_state("Where should Sam take Maya?", DEMO_NAMESPACE,
+                                          without)["trace"]}  # fmt: skip
+    assert {"plan_recollection", "expand_locally"} <= ran
+    assert not {"plan_recollection", "expand_locally"} & tuned
 
 
 def test_a_run_on_other_data_leaves_the_published_results_alone(

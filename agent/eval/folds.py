@@ -1,0 +1,211 @@
+"""Leave one conversation out: whether settings that win on some conversations win on the next.
+
+A recall setting tuned on five conversations can fit those five.  This bench runs the full
+graph under variants of its settings (one setting changed each) beside the first hop, scores
+every variant per conversation, and reports two readings:
+
+- **The rule**: a variant counts against the full graph only when it helps on at least
+  four of every five conversations and on their total.
+- **Folds**: for each conversation, the variant the other conversations choose, scored on
+  the one left out.  Their total estimates what choosing settings on this data is worth on a
+  conversation it has not seen, next to the first hop on the same questions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, get_type_hints
+
+from ripplegraph.agent.context import Deployed, RecallLimits
+from ripplegraph.agent.eval.locomo import LocomoData, run_locomo
+from ripplegraph.agent.eval.metrics import all_at
+from ripplegraph.agent.recall_config import FULL, RecallConfig
+
+METRIC = ("multi-hop", "All@30")
+"""What the folds choose by: every gold turn of a multi-hop question in the top 30."""
+
+GUARDS = (("single-hop", "R@10"), ("temporal", "R@10"))
+"""Reported beside the metric for each variant: what a change must not cost."""
+
+BASELINE, INCUMBENT = "first_hop", "full"
+
+DEFAULT_VARIATIONS = ("max_anchors=2,5", "top_n_per_channel=4,8", "hops=1,3", "rounds=2")
+"""The recollection's own settings, each a step either side of the full recipe's."""
+
+RULE_SHARE = 0.8
+"""A variant counts when it helps on this share of the conversations (four of five)."""
+
+_LIMITS = ("hops", "rounds", "refinements")
+_KINDS = (int, float, bool)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The full graph with one setting changed: a recipe field or a recall limit."""
+
+    name: str
+    settings: RecallConfig
+    limits: dict[str, int]
+
+
+def variants(specs: Sequence[str]) -> list[Variant]:
+    """One variant per value of each ``field=v1,v2`` spec.
+
+    ``field`` is a number or switch of the recipe (``RecallConfig``) or one of the recall
+    limits ``hops``, ``rounds``, ``refinements`` (brought into their ranges, so ``hops=9`` is
+    ``hops=3``); an unknown field or a value of the wrong type or below 0 raises
+    ``ValueError`` naming it.
+    """
+    hints = get_type_hints(RecallConfig)
+    recipe = {f.name: hints[f.name] for f in fields(RecallConfig) if hints[f.name] in _KINDS}
+    found: dict[str, Variant] = {}
+    for spec in specs:
+        name, _, values = spec.partition("=")
+        name = name.strip()
+        if name not in recipe and name not in _LIMITS:
+            known = ", ".join([*sorted(recipe), *_LIMITS])
+            raise ValueError(f"cannot vary {name!r}: choose from {known}")
+        kind = recipe.get(name, int)
+        for raw in (v.strip() for v in values.split(",")):
+            value = _parsed(name, raw, kind)
+            if name in _LIMITS:
+                limits = RecallLimits.model_validate({name: value}).model_dump(include={name})
+                variant = Variant(f"{name}={limits[name]}", FULL, limits)
+            else:
+                variant = Variant(f"{name}={raw}", replace(FULL, **{name: value}), {})
+            found.setdefault(variant.name, variant)
+    return list(found.values())
+
+
+def _parsed(name: str, raw: str, kind: type) -> Any:
+    if kind is bool:
+        if raw.lower() in ("true", "false"):
+            return raw.lower() == "true"
+        raise ValueError(f"{name}={raw!r}: not true or false")
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: not {'an int' if kind is int else 'a number'}") from None
+    if value < 0:
+        raise ValueError(f"{name}={raw!r}: below 0")
+    return value
+
+
+def total(found: Mapping[str, int], counts: Mapping[str, int], keep: Sequence[str]) -> float:
+    """The share of the questions of the conversations ``keep`` that were found."""
+    questions = sum(counts[c] for c in keep)
+    return sum(found[c] for c in keep) / questions if questions else 0.0
+
+
+def against(
+    candidate: Mapping[str, int], incumbent: Mapping[str, int], counts: Mapping[str, int]
+) -> dict[str, Any]:
+    """On how many conversations ``candidate`` finds more, and whether that passes the rule."""
+    conversations = sorted(counts)
+    helps = sum(candidate[c] > incumbent[c] for c in conversations)
+    hurts = sum(candidate[c] < incumbent[c] for c in conversations)
+    gain = sum(candidate[c] - incumbent[c] for c in conversations)
+    needed = math.ceil(RULE_SHARE * len(conversations))
+    return {
+        "helps": helps,
+        "hurts": hurts,
+        "gain": gain / sum(counts.values()),
+        "counts": helps >= needed and gain > 0,
+    }
+
+
+def leave_one_out(
+    found: Mapping[str, Mapping[str, int]],
+    counts: Mapping[str, int],
+    incumbent: str = INCUMBENT,
+) -> list[dict[str, Any]]:
+    """For each conversation, the variant that finds most on the others, and its share there.
+
+    ``found[variant][conversation]`` counts the questions found.  Ties go to ``incumbent``,
+    then to the first name: a change must beat what is there.
+    """
+    folds = []
+    for held in sorted(counts):
+        rest = [c for c in sorted(counts) if c != held]
+        chosen = max(
+            sorted(found), key=lambda name: (sum(found[name][c] for c in rest), name == incumbent)
+        )
+        share = found[chosen][held] / counts[held]
+        folds.append({"held_out": held, "chosen": chosen, "score": share})
+    return folds
+
+
+def _found(details: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """Per conversation, the questions of the metric's category found, and their number."""
+    category, k = METRIC[0], int(METRIC[1].removeprefix("All@"))
+    found: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for question in details:
+        if question["category"] == category:
+            namespace = question["namespace"]
+            hit = all_at(question["retrieved"], question["gold"], k)
+            found[namespace] = found.get(namespace, 0) + int(hit)
+            counts[namespace] = counts.get(namespace, 0) + 1
+    return found, counts
+
+
+def run_folds(
+    data: LocomoData,
+    context: Deployed,
+    chosen: Sequence[Variant],
+    advance: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Score the first hop, the full graph and each variant per conversation; then the folds."""
+    first = run_locomo(data, context, (BASELINE, "ripplegraph"), advance)
+    runs = {BASELINE: first, INCUMBENT: first}
+    names = {BASELINE: BASELINE, INCUMBENT: "ripplegraph"}
+    for variant in chosen:
+        tuned = context.model_copy(
+            update={
+                "recall_settings": variant.settings,
+                "recall": context.recall.model_copy(update=variant.limits),
+            }
+        )
+        runs[variant.name] = run_locomo(data, tuned, ("ripplegraph",), advance)
+        names[variant.name] = "ripplegraph"
+    found: dict[str, dict[str, int]] = {}
+    counts: dict[str, int] = {}
+    for name, run in runs.items():
+        found[name], counts = _found(run["details"][names[name]])
+    systems = {name: run["systems"][names[name]] for name, run in runs.items()}
+    graph = {name: f for name, f in found.items() if name != BASELINE}
+    folds = leave_one_out(graph, counts)
+    held = {fold["held_out"]: found[fold["chosen"]][fold["held_out"]] for fold in folds}
+    every = sorted(counts)
+    return {
+        "metric": " ".join(METRIC),
+        "questions": {c: counts[c] for c in every},
+        "systems": {name: _summary(name, found, systems[name], counts) for name in found},
+        "folds": folds,
+        "leave_one_out": {
+            "total": total(held, counts, every),
+            "first_hop": total(found[BASELINE], counts, every),
+            "ahead_of_first_hop": sum(held[c] > found[BASELINE][c] for c in every),
+            "conversations": len(every),
+        },
+    }
+
+
+def _summary(
+    name: str,
+    found: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Any],
+    counts: Mapping[str, int],
+) -> dict[str, Any]:
+    """One system's row: per conversation, total, guards, latency, and its rule reading."""
+    row: dict[str, Any] = {
+        "conversations": {c: found[name][c] / counts[c] for c in sorted(counts)},
+        "total": total(found[name], counts, list(counts)),
+        **{f"{c} {m}": run.get(c, {}).get(m, 0.0) for c, m in GUARDS},
+        "latency_p50_ms": run["latency_ms"]["p50"],
+    }
+    if name not in (BASELINE, INCUMBENT):
+        row["against_full"] = against(found[name], found[INCUMBENT], counts)
+    return row
