@@ -23,13 +23,16 @@ from ripplegraph.agent.eval.locomo import LocomoData, run_locomo
 from ripplegraph.agent.eval.metrics import all_at
 from ripplegraph.agent.recall_config import FULL, RecallConfig
 
-METRIC = ("multi-hop", "All@30")
-"""What the folds choose by: every gold turn of a multi-hop question in the top 30."""
+CATEGORY, K = "multi-hop", 30
+"""What the folds choose by: every gold turn of a multi-hop question in the top K."""
+METRIC = f"{CATEGORY} All@{K}"
 
 GUARDS = (("single-hop", "R@10"), ("temporal", "R@10"))
 """Reported beside the metric for each variant: what a change must not cost."""
 
 BASELINE, INCUMBENT = "first_hop", "full"
+INCUMBENT_SYSTEM = "ripplegraph"
+"""The bench system that runs the full graph (under the variant's settings, for a variant)."""
 
 DEFAULT_VARIATIONS = ("max_anchors=2,5", "top_n_per_channel=4,8", "hops=1,3", "rounds=2")
 """The recollection's own settings, each a step either side of the full recipe's."""
@@ -139,13 +142,12 @@ def leave_one_out(
 
 def _found(details: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
     """Per conversation, the questions of the metric's category found, and their number."""
-    category, k = METRIC[0], int(METRIC[1].removeprefix("All@"))
     found: dict[str, int] = {}
     counts: dict[str, int] = {}
     for question in details:
-        if question["category"] == category:
+        if question["category"] == CATEGORY:
             namespace = question["namespace"]
-            hit = all_at(question["retrieved"], question["gold"], k)
+            hit = all_at(question["retrieved"], question["gold"], K)
             found[namespace] = found.get(namespace, 0) + int(hit)
             counts[namespace] = counts.get(namespace, 0) + 1
     return found, counts
@@ -158,9 +160,9 @@ def run_folds(
     advance: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Score the first hop, the full graph and each variant per conversation; then the folds."""
-    first = run_locomo(data, context, (BASELINE, "ripplegraph"), advance)
+    first = run_locomo(data, context, (BASELINE, INCUMBENT_SYSTEM), advance)
     runs = {BASELINE: first, INCUMBENT: first}
-    names = {BASELINE: BASELINE, INCUMBENT: "ripplegraph"}
+    names = {BASELINE: BASELINE, INCUMBENT: INCUMBENT_SYSTEM}
     for variant in chosen:
         tuned = context.model_copy(
             update={
@@ -168,19 +170,17 @@ def run_folds(
                 "recall": context.recall.model_copy(update=variant.limits),
             }
         )
-        runs[variant.name] = run_locomo(data, tuned, ("ripplegraph",), advance)
-        names[variant.name] = "ripplegraph"
-    found: dict[str, dict[str, int]] = {}
-    counts: dict[str, int] = {}
-    for name, run in runs.items():
-        found[name], counts = _found(run["details"][names[name]])
+        runs[variant.name] = run_locomo(data, tuned, (INCUMBENT_SYSTEM,), advance)
+        names[variant.name] = INCUMBENT_SYSTEM
+    counts = _found(first["details"][INCUMBENT_SYSTEM])[1]
+    found = {name: _found(run["details"][names[name]])[0] for name, run in runs.items()}
     systems = {name: run["systems"][names[name]] for name, run in runs.items()}
     graph = {name: f for name, f in found.items() if name != BASELINE}
     folds = leave_one_out(graph, counts)
     held = {fold["held_out"]: found[fold["chosen"]][fold["held_out"]] for fold in folds}
     every = sorted(counts)
     return {
-        "metric": " ".join(METRIC),
+        "metric": METRIC,
         "questions": {c: counts[c] for c in every},
         "systems": {name: _summary(name, found, systems[name], counts) for name in found},
         "folds": folds,

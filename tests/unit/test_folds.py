@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from ripplegraph.agent.context import Deployed, resolve_context
-from ripplegraph.agent.eval.folds import against, leave_one_out, total, variants
+from ripplegraph.agent.eval import folds as folds_module
+from ripplegraph.agent.eval.folds import against, leave_one_out, run_folds, total, variants
+from ripplegraph.agent.eval.locomo import LocomoData
 from ripplegraph.agent.recall_config import FULL
 
 COUNTS = {"a": 10, "b": 10, "c": 10, "d": 10, "e": 10}
@@ -89,3 +92,35 @@ def test_settings_in_place_of_a_recipe_are_code_s_choice_only() -> None:
     # A served run's context arrives as a mapping: settings in it are not a run's choice.
     served = resolve_context({"recall_settings": {"max_anchors": 50}, "namespace": "n"})
     assert served.recall_config() == FULL
+
+
+def test_each_variant_runs_under_its_own_settings_and_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[tuple[str, ...], Any, int]] = []
+
+    def run_locomo(data: Any, context: Deployed, systems: tuple[str, ...], advance: Any) -> Any:
+        seen.append((systems, context.recall_settings, context.recall.hops))
+        # conv-a: the full graph finds its question; a variant that walks less does not.
+        found = ["D1:1"] if context.recall.hops > 1 or systems[0] == "first_hop" else []
+        details = [
+            {"namespace": ns, "category": "multi-hop", "gold": ["D1:1"], "retrieved": found}
+            for ns in ("conv-a", "conv-b")
+        ]
+        scores = {"latency_ms": {"p50": 1.0}}
+        return {
+            "systems": dict.fromkeys(systems, scores),
+            "details": dict.fromkeys(systems, details),
+        }
+
+    monkeypatch.setattr(folds_module, "run_locomo", run_locomo)
+    tuned = variants(["hops=1", "max_anchors=2"])
+    results = run_folds(LocomoData(sessions={}, questions=[]), Deployed(), tuned)
+    assert seen == [
+        (("first_hop", "ripplegraph"), None, 2),
+        (("ripplegraph",), FULL, 1),
+        (("ripplegraph",), replace(FULL, max_anchors=2), 2),
+    ]
+    assert results["systems"]["hops=1"]["conversations"] == {"conv-a": 0.0, "conv-b": 0.0}
+    assert results["systems"]["hops=1"]["against_full"]["hurts"] == 2
+    assert {f["chosen"] for f in results["folds"]} == {"full"}
