@@ -16,6 +16,7 @@ chat models do not. Where no endpoint does, causal edges stay off and the trace 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,10 +25,12 @@ import numpy as np
 import openai
 
 from ripplegraph.agent.errors import ModelUnavailable
-from ripplegraph.agent.llm import estimate_tokens
+from ripplegraph.agent.llm import describe, estimate_tokens
 from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.store import MemoryStore
+
+_log = logging.getLogger(__name__)
 
 _ANTECEDENT = "{cause} As a result, "
 _BASELINE = "As a result, "
@@ -110,7 +113,8 @@ class PMIScorer:
             with_cause, n = self._continuation_logprob(response.choices[0], len(conditioned))
             alone, m = self._continuation_logprob(response.choices[1], len(_BASELINE))
         except (openai.OpenAIError, ValueError) as error:
-            raise ModelUnavailable(f"PMI unavailable ({type(error).__name__}: {error})") from error
+            _log.warning("PMI scoring failed: %s: %s", describe(error), error)
+            raise ModelUnavailable(f"PMI unavailable ({describe(error)})") from error
         return with_cause / n - alone / m
 
     @staticmethod

@@ -26,7 +26,7 @@ import dateparser
 from pydantic import ValidationError
 
 from ripplegraph.agent.errors import IngestFileError
-from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.memory import FIRST_YEAR, LAST_YEAR, Session, Turn
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -37,16 +37,26 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 
 def parse_date(value: str, where: str) -> datetime:
-    """An absolute session date from ISO 8601 or a phrase like "1:56 pm on 8 May, 2023"."""
+    """An absolute session date from ISO 8601 or a phrase like "1:56 pm on 8 May, 2023".
+
+    Years ``FIRST_YEAR`` to ``LAST_YEAR`` only (``agent.memory``).
+    """
+    parsed: datetime | None
     try:
-        return datetime.fromisoformat(value).replace(tzinfo=None)
+        parsed = datetime.fromisoformat(value)
     except ValueError:
-        pass
-    parsed = dateparser.parse(
-        value.replace(" on ", " "), languages=["en"], settings={"STRICT_PARSING": False}
-    )
+        try:
+            parsed = dateparser.parse(
+                value.replace(" on ", " "), languages=["en"], settings={"STRICT_PARSING": False}
+            )
+        except (ValueError, OverflowError, TypeError):
+            parsed = None
     if parsed is None:
         raise IngestFileError(f"{where}: cannot read the date {value!r}")
+    if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
+        raise IngestFileError(
+            f"{where}: the date {value!r} is outside the years {FIRST_YEAR} to {LAST_YEAR}"
+        )
     return parsed.replace(tzinfo=None)
 
 

@@ -29,6 +29,7 @@ from langgraph.store.base.embed import get_text_at_path
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.ingest_files import parse_date
 from ripplegraph.agent.memory import MAX_TURN_CHARS, MemoryUnit, Session, Turn
+from ripplegraph.agent.state import MAX_QUERY_CHARS
 
 MAX_NAMESPACE = 128
 _PLAIN = re.compile(r"[A-Za-z0-9_@.-]")
@@ -60,6 +61,34 @@ def checked_ttl(minutes: float | None) -> float | None:
     if minutes is not None and minutes <= 0:
         raise InvalidValueError(f"a time to live must be positive, got {minutes} minutes")
     return minutes
+
+
+def _checked_words(value: object, name: str, limit: int, empty: str, holder: str) -> str:
+    """``value`` stripped, once it is a string that holds something and at most ``limit``."""
+    if not isinstance(value, str):
+        raise InvalidValueError(f"the {name} must be a string, not {type(value).__name__}")
+    words = value.strip()
+    if not words:
+        raise InvalidValueError(empty)
+    if len(words) > limit:
+        raise InvalidValueError(
+            f"the {name} has {len(words):,} characters; {holder} holds at most {limit:,}"
+        )
+    return words
+
+
+def checked_said(text: object) -> str:
+    """What was said, stripped, once it is text that holds something and fits one turn."""
+    return _checked_words(
+        text, "text", MAX_TURN_CHARS, "nothing to remember: the text is empty", "one memory"
+    )
+
+
+def checked_query(query: object) -> str:
+    """A question, stripped, once it is text that holds something and fits a query."""
+    return _checked_words(
+        query, "query", MAX_QUERY_CHARS, "the query is empty: ask a question", "a query"
+    )
 
 
 def tuple_of(namespace: str) -> tuple[str, ...]:

@@ -9,6 +9,10 @@ the store's database, vector and model calls are blocking.
 Items may have a time to live (``put(..., ttl=minutes)``, LangGraph's ``TTLConfig``): an
 expired item is forgotten like a deleted one, its memories with it, by the sweep every
 ``batch`` starts with, ``sweep_ttl`` or the sweeper thread (``start_ttl_sweeper``).
+
+A put either happens whole or not at all, whatever kills the process: a put that writes
+memories is logged first, and its item saved with the log cleared in one transaction, so a
+put cut short is finished when a store opens next (``finish_puts``).
 """
 
 from __future__ import annotations
@@ -41,8 +45,15 @@ from langgraph.store.memory import _compare_values, _does_match
 from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Context, Deployed, Deployment
 from ripplegraph.agent.errors import RippleGraphError
-from ripplegraph.agent.items import checked_ttl, namespace_of, sessions_of, tuple_of, unit_value
-from ripplegraph.agent.memory import MemoryUnit, StoredItem
+from ripplegraph.agent.items import (
+    checked_said,
+    checked_ttl,
+    namespace_of,
+    sessions_of,
+    tuple_of,
+    unit_value,
+)
+from ripplegraph.agent.memory import MemoryUnit, Session, StoredItem
 from ripplegraph.agent.state import Evidence, RecallOutput
 from ripplegraph.agent.store import MemoryStore
 
@@ -92,6 +103,10 @@ class RippleGraphStore(BaseStore):
         self._sweeper: threading.Thread | None = None
         self._swept: Future[None] = Future()  # ends when the running sweeper stops
         self._stop_sweeping = threading.Event()
+        try:
+            self.finish_puts()
+        except RippleGraphError:  # the next put tries again; reads are served meanwhile
+            _log.exception("a put cut short could not be finished now")
 
     @property
     def memory(self) -> MemoryStore:
@@ -192,6 +207,7 @@ class RippleGraphStore(BaseStore):
     def _put(self, op: PutOp) -> None:
         namespace = namespace_of(op.namespace)
         with self._store.write_lock():
+            self._finish_puts()
             existing = self._store.items(namespace, [op.key])
             if op.value is None:
                 if existing:
@@ -201,27 +217,67 @@ class RippleGraphStore(BaseStore):
                 return
             value = dict(op.value)
             index = None if op.index is None or op.index is False else list(op.index)
-            sessions = (
-                []
-                if op.index is False
-                else sessions_of(op.key, value, user_name=self._context.user_name, index=index)
-            )
+            sessions = [] if op.index is False else self._sessions(op.key, value, index)
             created = existing[0].created_at if existing else None
             kept = existing[0].unit_ids if existing else []
             same = bool(existing) and existing[0].value == value and bool(kept) == bool(sessions)
             if same or (existing and not kept and not sessions):
-                # The same memory, or data replacing data: nothing to forget or remember.
+                # The same memory, or data replacing data: one transaction, nothing to ingest.
                 self._store.save_item(namespace, op.key, value, kept, created, op.ttl)
                 return
-            if existing:
-                self._store.delete_item(namespace, op.key)
-            units: list[str] = []
-            if sessions:
-                remember(sessions, namespace, self._context)
-                for session in sessions:
-                    turns = [t.id for t in session.turns if t.id]
-                    units += self._store.turn_units(namespace, session.id, turns)
-            self._store.save_item(namespace, op.key, value, units, created, op.ttl)
+            intent = {
+                "value": value,
+                "index": False if op.index is False else index,
+                "ttl": op.ttl,
+                "created": created.isoformat() if created else None,
+                "user_name": self._context.user_name,
+            }
+            self._store.begin_put(namespace, op.key, intent)
+            self._apply(namespace, op.key, intent)
+
+    def _sessions(
+        self, key: str, value: dict[str, Any], index: list[str] | None, user_name: str | None = None
+    ) -> list[Session]:
+        return sessions_of(key, value, user_name=user_name or self._context.user_name, index=index)
+
+    def _apply(self, namespace: str, key: str, intent: dict[str, Any]) -> None:
+        """Write a logged put: forget the item it replaces, remember, save the item.
+
+        Every step can be run again from the start: a replaced item still saved is forgotten,
+        memories already written are kept by the ingest's resume, and saving the item clears
+        the log in the same transaction.  So a put cut short anywhere is finished by running
+        this again (``finish_puts``).
+        """
+        value, index = intent["value"], intent["index"]
+        sessions = [] if index is False else self._sessions(key, value, index, intent["user_name"])
+        self._store.delete_item(namespace, key)
+        units: list[str] = []
+        if sessions:
+            remember(sessions, namespace, self._context)
+            for session in sessions:
+                turns = [t.id for t in session.turns if t.id]
+                units += self._store.turn_units(namespace, session.id, turns)
+        created = datetime.fromisoformat(intent["created"]) if intent["created"] else None
+        self._store.save_item(namespace, key, value, units, created, intent["ttl"])
+
+    def finish_puts(self) -> int:
+        """Finish every put a crash cut short (logged, its item not saved); how many.
+
+        Runs when the store opens and before each put, holding the write lock, so a put still
+        under way in another process is waited for rather than taken for a crashed one.
+        """
+        if not self._store.unfinished_puts():
+            return 0
+        with self._store.write_lock():
+            return self._finish_puts()
+
+    def _finish_puts(self) -> int:
+        """``finish_puts`` for a caller that holds the write lock."""
+        unfinished = self._store.unfinished_puts()
+        for namespace, key, intent in unfinished:
+            _log.warning("finishing the put of %r in %r that was cut short", key, namespace)
+            self._apply(namespace, key, intent)
+        return len(unfinished)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = namespace_of(op.namespace_prefix) if op.namespace_prefix else None
@@ -318,8 +374,11 @@ def add_said(
     session: str | None = None,
     date: str | None = None,
 ) -> str:
-    """Remember one thing said as a put item (``ripplegraph add``, the browser); its key."""
-    value = {"text": text, "speaker": speaker, "session": session, "date": date}
+    """Remember one thing said as a put item (``ripplegraph add``, the browser, MCP); its key.
+
+    Blank text is refused (``InvalidValueError``), so no surface stores an empty memory.
+    """
+    value = {"text": checked_said(text), "speaker": speaker, "session": session, "date": date}
     key = uuid.uuid4().hex
     store.put(tuple_of(namespace), key, {k: v for k, v in value.items() if v})
     return key

@@ -101,12 +101,15 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, transient)
 
 
-def _describe(error: BaseException) -> str:
+def describe(error: BaseException) -> str:
+    """A provider's failure as its class and HTTP status, never its text.
+
+    This is what traces, served output and pages show: a provider's message can quote the
+    request's credentials ("Incorrect API key provided: sk-…") or its prompt.  The text stays
+    in the server's log.
+    """
     status = getattr(error, "status_code", None)
-    text = str(error).splitlines()[0][:160] if str(error) else ""
-    return (
-        f"{type(error).__name__}" + (f" {status}" if status else "") + (f": {text}" if text else "")
-    )
+    return f"{type(error).__name__}" + (f" {status}" if status else "")
 
 
 def parse_reply(schema: type[S], text: str) -> S:
@@ -247,8 +250,8 @@ class RoleCaller:
                 outcome.events.append(f"not called: {error}")
                 return outcome
             except Exception as error:  # any provider failure ends in the offline policy
-                outcome.events.append(f"model failed: {_describe(error)}")
-                log.warning("%s call failed: %s", role.name, _describe(error))
+                outcome.events.append(f"model failed: {describe(error)}")
+                log.warning("%s call failed: %s: %s", role.name, describe(error), error)
                 return outcome
             try:
                 outcome.value = parse_reply(role.schema, reply.text)
@@ -290,7 +293,7 @@ class RoleCaller:
                 following = PROBE_ORDER[PROBE_ORDER.index(mode) + 1]
                 _endpoint_modes[self.model_key] = following
                 outcome.events.append(
-                    f"the endpoint rejects {mode} output ({_describe(error)}); using {following}"
+                    f"the endpoint rejects {mode} output ({describe(error)}); using {following}"
                 )
                 continue
             _endpoint_modes.setdefault(self.model_key, mode)
@@ -329,7 +332,7 @@ class RoleCaller:
             failed = cast(Future, state.outcome)  # pragma: no mutate
             error = cast(BaseException, failed.exception())  # pragma: no mutate
             wait = cast(RetryAction, state.next_action).sleep  # pragma: no mutate
-            outcome.events.append(f"{_describe(error)}; retry in {wait:.2f}s")
+            outcome.events.append(f"{describe(error)}; retry in {wait:.2f}s")
 
         retrying = Retrying(
             stop=stop_after_attempt(self.attempts),

@@ -11,7 +11,14 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from ripplegraph.agent.text import normalise_cue, stem, tokenize
 
@@ -118,6 +125,11 @@ class Turn(BaseModel):
     image_caption: str | None = None
 
 
+FIRST_YEAR, LAST_YEAR = 1, 9000
+"""The years a session date may fall in: time cues and decay do arithmetic on a session's
+date, and a date at the calendar's edge would overflow there."""
+
+
 class Session(BaseModel):
     """A dialogue session: turns that happened at one sitting, with the date it happened."""
 
@@ -126,6 +138,13 @@ class Session(BaseModel):
     id: str = Field(min_length=1)
     date: datetime | None = None
     turns: list[Turn]
+
+    @field_validator("date")
+    @classmethod
+    def _in_range(cls, date: datetime | None) -> datetime | None:
+        if date is not None and not FIRST_YEAR <= date.year <= LAST_YEAR:
+            raise ValueError(f"a session date must fall in the years {FIRST_YEAR} to {LAST_YEAR}")
+        return date
 
 
 class RootUnit(BaseModel):

@@ -20,12 +20,16 @@ from ripplegraph.agent.cli.app import (
     context_of,
     fail,
 )
+from ripplegraph.agent.cli.memory import items_of
 
 
 @app.command(rich_help_panel=INSPECT)
 def check(
     repair: Annotated[
-        bool, typer.Option("--repair", help="Remove leftovers and link pending memories.")
+        bool,
+        typer.Option(
+            "--repair", help="Remove leftovers, finish puts cut short, link pending memories."
+        ),
     ] = False,
     store: StoreOption = None,
     chroma_url: ChromaOption = None,
@@ -44,6 +48,7 @@ def check(
     report = memory.check(repair=repair)
     consistent = report.consistent
     if repair:
+        items_of(context).finish_puts()
         for namespace, pending in report.pending_links.items():
             link_units(memory, namespace, pending, context.deployment.building.linking)
         consistent = memory.check().consistent

@@ -28,6 +28,15 @@ from ripplegraph.agent.cli.app import (
 )
 from ripplegraph.agent.cli.memory import ingest_sessions, items_of, summary_table
 
+HostOption = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        help="Address to listen on; off loopback needs --access-token (or a reverse proxy "
+        "with TLS in front of 127.0.0.1).",
+    ),
+]
+
 
 @app.command(rich_help_panel=SERVE)
 def ui(
@@ -45,17 +54,15 @@ def ui(
     database_url: DatabaseOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
-    host: Annotated[
-        str,
-        typer.Option("--host", help="Address to listen on; off loopback needs --access-token."),
-    ] = "127.0.0.1",
+    host: HostOption = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8765,
     access_token: Annotated[
         str | None,
         typer.Option(
             "--access-token",
             envvar="RIPPLEGRAPH_UI_TOKEN",
-            help="Token every page asks for first (required when --host is not loopback).",
+            help="Token every page asks for first (required when --host is not loopback; "
+            "a weak one is refused).",
         ),
     ] = None,
 ) -> None:
@@ -63,17 +70,13 @@ def ui(
     try:
         import uvicorn
 
-        from ripplegraph.agent.ui.app import LOOPBACK, create_app
+        from ripplegraph.agent.ui.app import create_app
     except ImportError as error:
         raise fail(
             f"the memory browser needs the 'ui' extra ({error.name} is missing): "
             "pip install -c constraints.txt 'ripplegraph[ui]'"
         ) from error
-    if host not in LOOPBACK and not access_token:
-        raise fail(
-            f"--host {host} is not loopback: give --access-token (or RIPPLEGRAPH_UI_TOKEN) so "
-            "that only people holding it can read and change these memories"
-        )
+    access_token = auth_token(host, access_token, "--access-token (or RIPPLEGRAPH_UI_TOKEN)")
     context = context_of(store, chroma_url, database_url, model, base_url)
     for name in namespace or ():
         known_namespace(context, name)
@@ -83,9 +86,20 @@ def ui(
         access_token=access_token,
         host=host,
     )
-    shown = f"[{host}]" if ":" in host else host
-    errors.print(f"memory browser on http://{shown}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(browser, host=host, port=port, log_level="warning")
+    errors.print(f"memory browser on {url_of(host, port)}/ (Ctrl-C stops it)")
+    uvicorn.run(browser, host=host, port=port, log_level="warning", proxy_headers=True)
+
+
+def url_of(host: str, port: int) -> str:
+    """The URL a surface on ``host`` and ``port`` answers at (IPv6 in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def auth_token(host: str, token: str | None, option: str) -> str | None:
+    """The surface's credential once it passes the rule in ``agent.access``."""
+    from ripplegraph.agent.access import checked_token
+
+    return checked_token(host, token, option=option)
 
 
 class Transport(StrEnum):
@@ -105,8 +119,19 @@ def mcp(
             help="stdio (a client starts this process) or streamable-http (a local server).",
         ),
     ] = Transport.STDIO,
-    host: Annotated[str, typer.Option("--host", help="streamable-http: address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="streamable-http: port.")] = 8000,
+    host: HostOption = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="streamable-http: port.")
+    ] = 8000,
+    access_token: Annotated[
+        str | None,
+        typer.Option(
+            "--access-token",
+            envvar="RIPPLEGRAPH_MCP_TOKEN",
+            help="streamable-http: the bearer token every request must carry (required when "
+            "--host is not loopback; a weak one is refused).",
+        ),
+    ] = None,
     speaker: Annotated[
         str, typer.Option("--speaker", help="Whose words 'remember' stores.")
     ] = "User",
@@ -119,19 +144,27 @@ def mcp(
     """Serve one namespace to MCP clients: tools recall, remember and forget.
 
     The namespace is this command's, never a tool argument: a model cannot reach another.
+    Over HTTP the Host and Origin are checked and, off loopback, a bearer token is required.
     Needs the mcp extra.
     """
     try:
-        from ripplegraph.agent.mcp_server import build_server
+        from ripplegraph.agent.mcp_server import build_server, http_app
     except ImportError as error:
         message = f"the mcp extra is not installed ({error}): pip install 'ripplegraph[mcp]'"
         raise fail(message) from error
+    if transport is Transport.STREAMABLE_HTTP:
+        option = "--access-token (or RIPPLEGRAPH_MCP_TOKEN)"
+        access_token = auth_token(host, access_token, option)
     context = context_of(store, chroma_url, database_url, model, base_url, user_name=speaker)
     server = build_server(items_of(context), namespace, speaker=speaker)
     if transport is Transport.STDIO:
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    errors.print(f"MCP over streamable HTTP on {url_of(host, port)}/mcp (Ctrl-C stops it)")
+    app = http_app(server, host=host, token=access_token)
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=True)
 
 
 @app.command("seed-demo", rich_help_panel=SERVE)

@@ -250,6 +250,14 @@ class RelationalBackend(ABC):
         """Delete an item's value and links (not its units); whether it existed."""
 
     @abstractmethod
+    def begin_put(self, namespace: str, key: str, intent: dict[str, Any]) -> None:
+        """Log a put about to write memories; saving or deleting the item clears it."""
+
+    @abstractmethod
+    def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(namespace, key, intent) of every logged put whose item was not saved since."""
+
+    @abstractmethod
     def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:
         """Restart the time to live of those items that have one, from ``now``."""
 

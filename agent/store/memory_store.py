@@ -491,6 +491,7 @@ class MemoryStore:
         """
         with self._write_lock:
             report = CheckReport(problems=self.relational.dangling())
+            report.problems["puts cut short"] = len(self.relational.unfinished_puts())
             known = self.relational.namespaces()
             in_rows = set(self.relational.vector_namespaces())
             in_chroma = set(self.vectors.chroma.namespaces())
@@ -828,6 +829,21 @@ class MemoryStore:
             if self.relational.delete_item(namespace, key):  # no unit of it was left to forget
                 self.relational.scrub()
             return True
+
+    def begin_put(self, namespace: str, key: str, intent: dict[str, Any]) -> None:
+        """Log a put that is about to write memories, until ``save_item`` saves its item.
+
+        A put logged and not saved was cut short (by a crash, a kill, a lost server): its
+        memories may be half written.  ``check`` counts such puts; the ``BaseStore`` over this
+        store finishes them (``RippleGraphStore.finish_puts``) when it opens and before its
+        next put.
+        """
+        with self._write_lock:
+            self.relational.begin_put(namespace, key, intent)
+
+    def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(namespace, key, intent) of every put logged by ``begin_put`` and not saved since."""
+        return self.relational.unfinished_puts()
 
     def turn_units(self, namespace: str, session_id: str, turn_ids: Iterable[str]) -> list[str]:
         """Ids of the session's units that cite any of ``turn_ids``."""

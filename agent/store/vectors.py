@@ -39,7 +39,7 @@ from urllib.parse import urlparse
 import numpy as np
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ripplegraph.agent.errors import PartUnavailable
+from ripplegraph.agent.errors import PartUnavailable, StoreError
 from ripplegraph.agent.store.erasure import vacuum, zero_tail
 
 COLLECTION_PREFIX = "rg_"
@@ -139,6 +139,9 @@ def _reaching(
 ) -> Callable[Concatenate[VectorIndex, P], R]:
     """A server that cannot be reached, as the store's one-line ``PartUnavailable``.
 
+    Embedded Chroma failing inside (its files changed under it by another process, the
+    limit the servers page documents) is a ``StoreError`` that says so, not a traceback.
+
     The HTTP client dials again at its next request, so the same index works again once the
     server is back.
     """
@@ -152,6 +155,14 @@ def _reaching(
         except Exception as error:
             if self._url is not None and _unreachable(error):
                 raise PartUnavailable(f"the Chroma server at {self._url}", error) from error
+            if self._directory is not None and type(error).__name__ == "InternalError":
+                raise StoreError(
+                    f"embedded Chroma could not read its files in {self._directory} "
+                    f"({' '.join(str(error).split())[:160]}): they are one process's, and "
+                    "another process may have written them since this one opened them; use "
+                    "one process, or keep the vectors on a Chroma server (--chroma-url) for "
+                    "several"
+                ) from error
             raise
 
     return call

@@ -8,33 +8,51 @@ same-origin token and are refused from another site; each goes through the store
 operations the CLI uses.  Which store and which namespaces are served is fixed when the
 process starts: a request can only name a namespace among them, and an unknown query
 parameter is refused rather than ignored.
+
+Who may reach it follows ``agent.access``: the Host and Origin checked on every request, and
+off loopback an access token, proved once at the sign-in form (throttled per client) and then
+by a signed session cookie that never holds the token.  A value a request sends is validated
+before use: a mistake is a 4xx page naming the field, and an unexpected failure a 500 page
+with the same security headers as every other.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
+import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request, cookie_parser
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ripplegraph.agent.access import (
+    Gate,
+    SignInThrottle,
+    checked_token,
+    client_of,
+    same_secret,
+    too_many,
+)
 from ripplegraph.agent.api import forget_now, recall_state
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.errors import RippleGraphError
 from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.ingest_files import parse_date
 from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
 from ripplegraph.agent.memory import Namespace
 from ripplegraph.agent.state import MAX_QUERY_CHARS
@@ -56,7 +74,11 @@ _FILES = {
 }
 _MAX_TEXT = 20_000
 _MAX_FORM = 64 * 1024
+_MAX_FIELDS = 16
+SESSION_HOURS = 12.0
+"""How long a sign-in lasts."""
 _Q = TypeVar("_Q", bound=BaseModel)
+_log = logging.getLogger(__name__)
 
 
 class Refused(Exception):
@@ -106,9 +128,44 @@ class _Add(_Query):
     date: str = Field("", max_length=40)
     csrf: str = ""
 
+    @field_validator("date")
+    @classmethod
+    def _readable(cls, value: str) -> str:
+        if value:
+            parse_date(value, "date")
+        return value
+
 
 class _Login(_Query):
     token: str = Field(max_length=400)
+
+
+class Sessions:
+    """Signed sign-in sessions: a cookie proves a sign-in without holding the token.
+
+    A session is ``<expiry>.<nonce>.<signature>``, signed with a key drawn when the process
+    starts, so nothing is stored per session and a restart signs everyone out.
+    """
+
+    def __init__(self, hours: float = SESSION_HOURS) -> None:
+        self._key = secrets.token_bytes(32)
+        self.seconds = hours * 3600.0
+
+    def _signature(self, body: str) -> str:
+        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
+
+    def issue(self) -> str:
+        """A new session, valid for ``hours``."""
+        body = f"{int(time.time() + self.seconds)}.{secrets.token_urlsafe(16)}"
+        return f"{body}.{self._signature(body)}"
+
+    def valid(self, cookie: str) -> bool:
+        """Whether ``cookie`` is a session this process issued that has not expired."""
+        body, _, signature = cookie.rpartition(".")
+        expiry = body.split(".", 1)[0]
+        if not (body and expiry.isdigit() and same_secret(signature, self._signature(body))):
+            return False
+        return int(expiry) > time.time()
 
 
 @dataclass(frozen=True)
@@ -121,6 +178,8 @@ class Browser:
     access_token: str | None = None
     """When set, every page asks for it first (required off loopback)."""
     csrf: str = ""
+    sessions: Sessions = field(default_factory=Sessions)
+    throttle: SignInThrottle = field(default_factory=SignInThrottle)
 
     def allowed(self, namespace: str) -> str:
         """The namespace, if this process serves it and the store knows it."""
@@ -173,14 +232,28 @@ def _page(browser: Browser, name: str, status: int = 200, **values: Any) -> HTML
 Handler = Callable[[Browser, Request], Awaitable[Response]]
 
 
+def _refused(browser: Browser, status: int, message: str) -> HTMLResponse:
+    return _page(browser, "refused.html", status, title="Refused", message=message)
+
+
+def _failed(browser: Browser, request: Request, error: Exception) -> HTMLResponse:
+    """The 500 page: the failure is logged here, the client is told only that it happened."""
+    _log.error("%s %s failed", request.method, request.url.path, exc_info=error)
+    return _refused(browser, 500, "this request failed inside the browser; the log says why")
+
+
 def _route(path: str, handler: Handler, browser: Browser, methods: list[str]) -> Route:
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(browser, request)
         except Refused as refused:
-            return _page(
-                browser, "refused.html", refused.status, title="Refused", message=str(refused)
-            )
+            return _refused(browser, refused.status, str(refused))
+        except (RippleGraphError, ValueError) as error:
+            return _refused(browser, 400, str(error))
+        except ClientDisconnect:
+            return _refused(browser, 400, "the request ended before its body")
+        except Exception as error:
+            return _failed(browser, request, error)
 
     return Route(path, endpoint, methods=methods)
 
@@ -252,14 +325,32 @@ async def _confirm_forget(browser: Browser, request: Request) -> Response:
 
 
 async def _form(request: Request) -> dict[str, Any]:
-    if int(request.headers.get("content-length") or 0) > _MAX_FORM:
-        raise Refused(413, "the form is too large")
-    form = await request.form(max_files=0, max_fields=16)
-    return {k: v for k, v in form.items() if isinstance(v, str)}
+    """A URL-encoded form, counted as it arrives.
+
+    A body past ``_MAX_FORM`` is refused whatever its ``Content-Length`` says, or whether it
+    says anything (a chunked body).
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        raise Refused(415, "a form must be sent as application/x-www-form-urlencoded")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > _MAX_FORM:
+            raise Refused(413, f"the form is larger than {_MAX_FORM // 1024} KB")
+    try:
+        pairs = parse_qsl(
+            bytes(body).decode("utf-8"), keep_blank_values=True, max_num_fields=_MAX_FIELDS
+        )
+    except UnicodeDecodeError as error:
+        raise Refused(400, "the form is not UTF-8") from error
+    except ValueError as error:
+        raise Refused(400, f"the form has more than {_MAX_FIELDS} fields") from error
+    return dict(pairs)
 
 
 def _checked(browser: Browser, token: str) -> None:
-    if not hmac.compare_digest(token.encode(), browser.csrf.encode()):
+    if not same_secret(token, browser.csrf):
         raise Refused(403, "this form did not come from this browser's page (token mismatch)")
 
 
@@ -303,12 +394,21 @@ async def _export(browser: Browser, request: Request) -> Response:
         for record in export_records(store, query.ns):
             yield json.dumps(record, ensure_ascii=False) + "\n"
 
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in query.ns)
     return StreamingResponse(
         lines(),
         media_type="application/x-ndjson",
-        headers={"Content-Disposition": f'attachment; filename="{name}.jsonl"'},
+        headers={"Content-Disposition": attachment(f"{query.ns}.jsonl")},
     )
+
+
+def attachment(name: str) -> str:
+    """A Content-Disposition for a download named ``name`` (RFC 6266).
+
+    An ASCII fallback for old clients and the exact name in UTF-8, so any namespace downloads
+    under its own name.
+    """
+    fallback = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 async def _static(browser: Browser, request: Request) -> Response:
@@ -325,48 +425,54 @@ async def _login_page(browser: Browser, request: Request) -> Response:
 
 
 async def _login(browser: Browser, request: Request) -> Response:
+    client = client_of(request.scope)
+    wait = browser.throttle.wait(client)
+    if wait > 0:
+        return too_many(wait)
     query = _parse(_Login, await _form(request))
-    if browser.access_token is None or not hmac.compare_digest(
-        query.token.encode(), browser.access_token.encode()
-    ):
+    if browser.access_token is None or not same_secret(query.token, browser.access_token):
+        browser.throttle.missed(client)
         return _page(browser, "login.html", 403, title="Sign in", failed=True)
+    browser.throttle.succeeded(client)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, browser.access_token, httponly=True, samesite="strict")
+    response.set_cookie(
+        COOKIE,
+        browser.sessions.issue(),
+        max_age=int(browser.sessions.seconds),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
     return response
-
-
-def _signed_in(browser: Browser, request: Request) -> bool:
-    if browser.access_token is None:
-        return True
-    given = request.cookies.get(COOKIE) or ""
-    header = request.headers.get("authorization", "")
-    if header.lower().startswith("bearer "):
-        given = header[7:]
-    return hmac.compare_digest(given.encode(), browser.access_token.encode())
 
 
 def _same_site(request: Request) -> bool:
     """Whether a change comes from this app's own pages (not a cross-site form post)."""
     fetched = request.headers.get("sec-fetch-site")
-    if fetched is not None and fetched not in ("same-origin", "none"):
-        return False
-    origin = request.headers.get("origin")
-    return origin is None or origin == f"{request.url.scheme}://{request.headers.get('host')}"
+    return fetched is None or fetched in ("same-origin", "none")
 
 
-def _guard(browser: Browser) -> Callable[..., Awaitable[Response]]:
+def _guard(browser: Browser, access: Gate) -> Callable[..., Awaitable[Response]]:
     async def dispatch(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         path = request.url.path
-        if request.method == "POST" and not _same_site(request):
-            response: Response = _page(
-                browser, "refused.html", 403, title="Refused", message="cross-site request"
-            )
-        elif not (path == "/login" or path.startswith("/static/") or _signed_in(browser, request)):
-            response = RedirectResponse("/login", status_code=303)
+        refusal = access.refusal(request.scope)
+        response: Response
+        if refusal is not None:
+            response = refusal
+        elif request.method == "POST" and not _same_site(request):
+            response = _refused(browser, 403, "cross-site request")
+        elif path == "/login" or path.startswith("/static/") or browser.access_token is None:
+            response = await _next(browser, request, call_next)
         else:
-            response = await call_next(request)
+            signed = access.credential_refusal(request.scope, request.headers)
+            if signed is None:
+                response = await _next(browser, request, call_next)
+            elif "authorization" in request.headers or signed.status_code == 429:
+                response = signed
+            else:
+                response = RedirectResponse("/login", status_code=303)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"
@@ -376,9 +482,13 @@ def _guard(browser: Browser) -> Callable[..., Awaitable[Response]]:
     return dispatch
 
 
-LOOPBACK: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
-"""Hosts the browser serves on without an access token."""
-ANY_ADDRESS = ("0.0.0.0", "::")
+async def _next(
+    browser: Browser, request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    try:
+        return await call_next(request)
+    except Exception as error:
+        return _failed(browser, request, error)
 
 
 def create_app(
@@ -390,8 +500,10 @@ def create_app(
 ) -> Starlette:
     """The browser over ``context``'s store: loopback unless ``host`` says otherwise.
 
-    Off loopback it needs ``access_token`` (``ripplegraph ui`` refuses to start without).
+    Off loopback it needs ``access_token`` (``ripplegraph ui`` refuses to start without one
+    that passes ``agent.access.checked_token``).
     """
+    access_token = checked_token(host, access_token)
     browser = Browser(context, namespaces, access_token, secrets.token_urlsafe(32))
     pages: list[tuple[str, Handler, list[str]]] = [
         ("/", _namespaces, ["GET"]),
@@ -407,11 +519,19 @@ def create_app(
         ("/login", _login, ["POST"]),
         ("/static/{name}", _static, ["GET"]),
     ]
-    hosts = ["*"] if host in ANY_ADDRESS else sorted({host, *LOOPBACK})
+
+    def session(headers: Any) -> bool:
+        cookie = cookie_parser(headers.get("cookie", "")).get(COOKIE, "")
+        return bool(cookie) and browser.sessions.valid(cookie)
+
+    access = Gate(
+        host=host,
+        token=access_token,
+        throttle=browser.throttle,
+        protect=lambda path: False,  # the pages ask for sign-in themselves (``_guard``)
+        authorized=session,
+    )
     return Starlette(
         routes=[_route(path, handler, browser, methods) for path, handler, methods in pages],
-        middleware=[
-            Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
-            Middleware(BaseHTTPMiddleware, dispatch=_guard(browser)),
-        ],
+        middleware=[Middleware(BaseHTTPMiddleware, dispatch=_guard(browser, access))],
     )

@@ -36,6 +36,7 @@ MARKUP = '</td><script>window.pwned = 1</script><img src=x onerror="window.pwned
 NEEDLE = b"window.pwned = 1"
 """A piece of the markup every copy holds, raw or JSON-escaped."""
 PAGE_LIMIT = 200_000
+TOKEN = "kq3-Vd8s-Lm2x-Pz7w-Rt4n-Hb6c"
 SCREENSHOTS = os.environ.get("RIPPLEGRAPH_UI_SCREENSHOTS")
 """A folder to write each page's screenshot to (the README's pictures); unset: none."""
 
@@ -227,7 +228,7 @@ def test_changes_need_the_pages_token_and_the_process_serves_only_what_it_was_gi
     assert request(served.url + "/namespace?ns=elsewhere")[0] == 403
     status, page = request(served.url + f"/namespace?ns=demo&store={served.other}")
     assert status == 400 and "store" in page
-    assert request(served.url + "/", headers={"Host": "evil.example"})[0] == 400
+    assert request(served.url + "/", headers={"Host": "evil.example"})[0] == 421
     status, exported = request(served.url + "/export?ns=demo")
     assert status == 200 and '"type": "unit"' in exported.splitlines()[1]
 
@@ -245,14 +246,15 @@ def test_with_an_access_token_every_page_asks_for_it_first(tmp_path: Path) -> No
 
     context = deployed(store_dir=str(tmp_path / "store"))
     client = TestClient(
-        create_app(context, access_token="s3cret", host="0.0.0.0"),
+        create_app(context, access_token=TOKEN, host="0.0.0.0"),
         base_url="http://10.0.0.5:8765",
         follow_redirects=False,
     )
     assert client.get("/").headers["location"] == "/login"
     assert client.post("/login", data={"token": "wrong"}).status_code == 403
-    signed = client.post("/login", data={"token": "s3cret"})
+    signed = client.post("/login", data={"token": TOKEN})
     assert signed.status_code == 303
     assert "samesite=strict" in signed.headers["set-cookie"].lower()
+    assert TOKEN not in signed.headers["set-cookie"]
     assert client.get("/").status_code == 200
-    assert client.get("/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert client.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200

@@ -7,6 +7,7 @@ store of their choosing, read the other user's memories and threads.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,3 +188,35 @@ def test_user_namespaces_may_not_nest(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="overlaps 'team'"):
         auth.add_user(users, "ana", "team/ana")
     auth.add_user(users, "teammate", "teammate")  # a longer name is not below it
+
+
+def test_a_providers_error_text_never_reaches_a_served_client(served: Served) -> None:
+    """The endpoint refuses the key and quotes it: the client sees the class and status only."""
+    script = served.endpoint.script
+    refusal = f"Incorrect API key provided: Bearer {CANARY}. You can find your API key at …"
+    served.endpoint.script = lambda request: Reply(status=401, error=refusal)
+    try:
+        before = len(served.endpoint.requests)
+        out = served.client("alice").runs.wait(
+            None, "recall", input={"query": LOCKER, "namespace": "alice"}
+        )
+    finally:
+        served.endpoint.script = script
+    assert len(served.endpoint.requests) > before, "the deployment's model was asked"
+    said = json.dumps(out)
+    assert CANARY not in said and "Incorrect API key" not in said
+    assert "AuthenticationError 401" in said
+    assert secret(0) in RecallOutput.model_validate(out).context, "recalled offline instead"
+
+
+def test_a_session_date_past_the_calendar_is_refused_in_words(served: Served) -> None:
+    session = {
+        "id": "late",
+        "date": "9999-12-31T23:59:59",
+        "turns": [{"speaker": "Alice", "text": "See you at the end of time."}],
+    }
+    with pytest.raises(Exception, match="years 1 to 9000") as refused:
+        served.client("alice").runs.wait(
+            None, "ingest", input={"namespace": "alice", "sessions": [session]}
+        )
+    assert "internal error" not in str(refused.value).lower()

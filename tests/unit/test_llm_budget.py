@@ -7,6 +7,8 @@ import time
 from itertools import count
 from typing import Any
 
+import httpx
+import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -98,7 +100,26 @@ def test_a_reply_that_is_no_ai_message_is_a_model_failure() -> None:
     role_caller, _ = caller(HumanMessage(GOOD))
     outcome = role_caller(answer.ROLE, "x", Spend(1, 100_000))
     assert outcome.value is None
-    assert outcome.note == "model failed: TypeError: expected an AIMessage, got HumanMessage"
+    assert outcome.note == "model failed: TypeError"
+
+
+class Refusing(ScriptedChatModel):
+    """Answers like a provider that rejects the key, quoting it in its message."""
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+        response = httpx.Response(401, request=request)
+        raise openai.AuthenticationError(
+            "Incorrect API key provided: Bearer sk-canary-1234", response=response, body=None
+        )
+
+
+def test_a_providers_error_text_never_reaches_the_trace() -> None:
+    model = Refusing(script=[])
+    outcome = RoleCaller(model, model_key="budget-refusing")(answer.ROLE, "x", Spend(1, 100_000))
+    assert outcome.value is None
+    assert outcome.note == "model failed: AuthenticationError 401"
+    assert "sk-canary" not in " ".join(outcome.events)
 
 
 class Failing(ScriptedChatModel):
@@ -122,10 +143,10 @@ def test_retries_back_off_exponentially_up_to_a_cap_then_raise_the_last_error() 
     outcome = role_caller(root_router.ROLE, "x", Spend(10, 100_000))
     assert len(model.seen) == outcome.spent.calls == 4 and outcome.value is None
     assert outcome.events == [
-        "TimeoutError: slow; retry in 0.02s",
-        "TimeoutError: slow; retry in 0.04s",
-        "TimeoutError: slow; retry in 0.05s",
-        "model failed: TimeoutError: slow",
+        "TimeoutError; retry in 0.02s",
+        "TimeoutError; retry in 0.04s",
+        "TimeoutError; retry in 0.05s",
+        "model failed: TimeoutError",
     ]
     assert 0.08 <= outcome.seconds < 2.0  # every attempt's wait on the model, added up
 

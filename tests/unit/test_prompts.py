@@ -152,7 +152,11 @@ def test_non_transient_errors_are_not_retried() -> None:
 
     model = Broken(script=[])
     outcome = RoleCaller(model, attempts=3)(answer.ROLE, "x", Spend(10, 100_000))
-    assert outcome.value is None and len(model.seen) == 1 and "bad request" in outcome.note
+    assert (
+        outcome.value is None
+        and len(model.seen) == 1
+        and outcome.note == "model failed: ValueError"
+    )
 
 
 def test_transient_errors_are_retried_and_counted() -> None:

@@ -64,6 +64,9 @@ class ItemTables(SQLDatabase):
             ).fetchone()
             created = created_at.isoformat() if created_at else str(row[0]) if row else now
             _delete(db, namespace, key)
+            db.execute(  # the put this saves is done
+                "DELETE FROM put_intents WHERE namespace = ? AND key = ?", (namespace, key)
+            )
             db.execute(
                 "INSERT INTO items (namespace, key, value, created_at, updated_at, ttl_minutes, "
                 "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -177,6 +180,20 @@ class ItemTables(SQLDatabase):
                     f"WHERE namespace = ? AND key IN ({marks})",
                     [now.timestamp(), namespace, *chunk],
                 )
+
+    @override
+    def begin_put(self, namespace: str, key: str, intent: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM put_intents WHERE namespace = ? AND key = ?", (namespace, key))
+            db.execute(
+                "INSERT INTO put_intents (namespace, key, intent) VALUES (?, ?, ?)",
+                (namespace, key, json.dumps(intent, ensure_ascii=False)),
+            )
+
+    @override
+    def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
+        rows = self._rows("SELECT namespace, key, intent FROM put_intents ORDER BY namespace, key")
+        return [(str(ns), str(key), json.loads(str(intent))) for ns, key, intent in rows]
 
     @override
     def expired_items(self, now: datetime) -> list[tuple[str, str]]:

@@ -146,6 +146,7 @@ class NamespaceTables(SQLDatabase):
                 "root_units",
                 "item_units",
                 "items",
+                "put_intents",
             ):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))

@@ -9,6 +9,9 @@ version 4 where each namespace's vectors live (rows of ``unit_vectors`` for a sm
 its own Chroma collection for a large one; unset for a namespace of an earlier version, whose
 vectors are in a collection), what a compaction still owes (``compaction_debts``), and an
 index of units by session (a forget or a resumed ingest of one session reads only it).
+Version 5 adds the puts under way (``put_intents``): a put that writes memories logs itself
+there first and clears it in the transaction that saves its item, so a put cut short by a
+crash is found and finished on the next open.
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -162,6 +165,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             since {real} NOT NULL
         )""",
     ),
+    (
+        """CREATE TABLE put_intents (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            intent TEXT NOT NULL,
+            PRIMARY KEY (namespace, key)
+        ){table_options}""",
+    ),
 )
 """Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
 
@@ -179,6 +190,7 @@ TABLES = (
     "item_units",
     "unit_vectors",
     "compaction_debts",
+    "put_intents",
     "meta",
 )
 """Every table, for maintenance that visits each one (PostgreSQL's scrub)."""
