@@ -84,15 +84,18 @@ studio: $(STAMP)
 
 # The published results in benchmarks/results/, refreshed from the data named here (a bench run
 # elsewhere never writes there).  DATA is a folder holding LoCoMo's locomo10.json-format file
-# as locomo/locomo_dev.json, PrefEval's benchmark_dataset as prefeval/ and IMLogic's
-# qa_user*.json files as imlogic/.  The load benchmarks (soak, tenants) are run by hand: half an
+# as locomo/locomo_dev.json, REALTALK's Chat_*.json files as realtalk/, PrefEval's
+# benchmark_dataset as prefeval/ and IMLogic's qa_user*.json files as imlogic/.  The load benchmarks (soak, tenants) are run by hand: half an
 # hour each (see the README).
 RESULTS := benchmarks/results
 results: $(STAMP)
-	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ prefeval/ imlogic/>"; exit 2; }
-	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/prefeval, $(DATA)/imlogic"
+	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ realtalk/ prefeval/ imlogic/>"; exit 2; }
+	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/realtalk, $(DATA)/prefeval, $(DATA)/imlogic"
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
+	$(BIN)/ripplegraph bench locomo --data $(DATA)/realtalk --results $(RESULTS)/realtalk
 	$(BIN)/ripplegraph bench folds --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
+	$(BIN)/ripplegraph bench folds --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
+		--results $(RESULTS)/nine
 	$(BIN)/ripplegraph bench prefeval --data $(DATA)/prefeval --results $(RESULTS)
 	$(BIN)/ripplegraph bench imlogic --data $(DATA)/imlogic --results $(RESULTS)
 	$(BIN)/ripplegraph bench scale --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)

@@ -62,11 +62,14 @@ def _systems(value: str) -> tuple[str, ...]:
 
 
 LocomoDataOption = Annotated[
-    Path,
+    list[Path],
     typer.Option(
         "--data",
-        help="LoCoMo's data/locomo10.json as published (github.com/snap-research/locomo), "
-        "or a file of some of its conversations.",
+        metavar="<path>",
+        help="Conversations (repeatable): LoCoMo's data/locomo10.json as published "
+        "(github.com/snap-research/locomo) or a file of some of its conversations; "
+        "REALTALK's data folder of Chat_*.json as published (github.com/danny911kr/REALTALK) "
+        "or one of those files.",
     ),
 ]
 LlmOption = Annotated[
@@ -97,10 +100,11 @@ def locomo(
     base_url: LlmBaseUrlOption = None,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
-    from ripplegraph.agent.eval.locomo import load_locomo, miss_analysis, run_locomo
+    from ripplegraph.agent.eval.conversations import load_conversations
+    from ripplegraph.agent.eval.locomo import miss_analysis, run_locomo
 
     names = _systems(systems)
-    dataset = load_locomo(data, limit)
+    dataset = load_conversations(data, limit)
     turns = f"{dataset.counts['turns']} turns"
     with ingested(store, dataset.sessions, turns, llm, base_url) as (context, answerer):
         with progress_bar("locomo", len(names) * len(dataset.questions)) as advance:
@@ -136,15 +140,15 @@ def folds(
     charts: ChartsOption = True,
 ) -> None:
     """Leave one conversation out: settings chosen on the others, scored on the one left."""
-    from ripplegraph.agent.eval.locomo import load_locomo
+    from ripplegraph.agent.eval.conversations import load_conversations
 
     try:
         chosen = variants(vary or DEFAULT_VARIATIONS)
     except ValueError as error:
         raise fail(f"--vary {error}") from error
-    dataset = load_locomo(data, limit)
+    dataset = load_conversations(data, limit)
     if len({q.namespace for q in dataset.questions}) < 2:
-        raise fail(f"{data}: folds need at least two conversations with questions")
+        raise fail("folds need at least two conversations with questions in --data")
     turns, runs = f"{dataset.counts['turns']} turns", (2 + len(chosen)) * len(dataset.questions)
     with (
         ingested(store, dataset.sessions, turns, None, None) as (context, _),

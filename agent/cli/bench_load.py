@@ -49,11 +49,11 @@ def scale(
     ] = None,
 ) -> None:
     """One namespace grown to each size: recall, floor, write→recall, memory; ingest speed."""
-    from ripplegraph.agent.eval.locomo import load_locomo
+    from ripplegraph.agent.eval.conversations import load_conversations
     from ripplegraph.agent.eval.scale import run_scale
 
     sizes = [int(n) for n in units.split(",")]
-    dataset = load_locomo(data)
+    dataset = load_conversations([data])
     with bench_store(store) as context, progress_bar("scale", len(sizes)) as advance:
         results = run_scale(context, dataset, sizes, queries, turns, advance)
     if database_url:

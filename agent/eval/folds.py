@@ -8,7 +8,9 @@ every variant per conversation, and reports two readings:
   four of every five conversations and on their total.
 - **Folds**: for each conversation, the variant the other conversations choose, scored on
   the one left out.  Their total estimates what choosing settings on this data is worth on a
-  conversation it has not seen, next to the first hop on the same questions.
+  conversation it has not seen, next to the first hop on the same questions, with the paired
+  count of questions only one of them found (wins and losses), overall and for each kind of
+  conversation (LoCoMo's, REALTALK's) when the run holds both: a choice must serve each.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, get_type_hints
 
 from ripplegraph.agent.context import Deployed, RecallLimits
-from ripplegraph.agent.eval.locomo import LocomoData, run_locomo
+from ripplegraph.agent.eval.conversations import LocomoData
+from ripplegraph.agent.eval.locomo import run_locomo
 from ripplegraph.agent.eval.metrics import all_at
 from ripplegraph.agent.recall_config import FULL, RecallConfig
 
@@ -174,22 +177,73 @@ def run_folds(
         names[variant.name] = INCUMBENT_SYSTEM
     counts = _found(first["details"][INCUMBENT_SYSTEM])[1]
     found = {name: _found(run["details"][names[name]])[0] for name, run in runs.items()}
+    hits = {name: _hits(run["details"][names[name]]) for name, run in runs.items()}
     systems = {name: run["systems"][names[name]] for name, run in runs.items()}
     graph = {name: f for name, f in found.items() if name != BASELINE}
     folds = leave_one_out(graph, counts)
     held = {fold["held_out"]: found[fold["chosen"]][fold["held_out"]] for fold in folds}
-    every = sorted(counts)
+    chosen_hits = {
+        key: hit
+        for fold in folds
+        for key, hit in hits[fold["chosen"]].items()
+        if key[0] == fold["held_out"]
+    }
+    kinds = {c: data.sets.get(c, "") for c in counts}
     return {
         "metric": METRIC,
-        "questions": {c: counts[c] for c in every},
+        "questions": {c: counts[c] for c in sorted(counts)},
+        "sets": kinds,
         "systems": {name: _summary(name, found, systems[name], counts) for name in found},
         "folds": folds,
-        "leave_one_out": {
-            "total": total(held, counts, every),
-            "first_hop": total(found[BASELINE], counts, every),
-            "ahead_of_first_hop": sum(held[c] > found[BASELINE][c] for c in every),
-            "conversations": len(every),
+        "leave_one_out": _estimate(held, found[BASELINE], counts, sorted(counts))
+        | paired(chosen_hits, hits[BASELINE]),
+        "leave_one_out_by_set": {
+            kind: _estimate(held, found[BASELINE], counts, group)
+            | paired(
+                {k: v for k, v in chosen_hits.items() if k[0] in group},
+                {k: v for k, v in hits[BASELINE].items() if k[0] in group},
+            )
+            for kind, group in _groups(kinds).items()
         },
+    }
+
+
+def _groups(kinds: Mapping[str, str]) -> dict[str, list[str]]:
+    """The conversations of each kind (only when the run held more than one kind)."""
+    groups: dict[str, list[str]] = {}
+    for conversation, kind in sorted(kinds.items()):
+        groups.setdefault(kind, []).append(conversation)
+    return groups if len(groups) > 1 else {}
+
+
+def _estimate(
+    held: Mapping[str, int], first: Mapping[str, int], counts: Mapping[str, int], keep: list[str]
+) -> dict[str, Any]:
+    """The held-out total over the conversations ``keep``, beside the first hop's."""
+    return {
+        "total": total(held, counts, keep),
+        "first_hop": total(first, counts, keep),
+        "ahead_of_first_hop": sum(held[c] > first[c] for c in keep),
+        "conversations": len(keep),
+    }
+
+
+def paired(
+    candidate: Mapping[tuple[str, int], bool], baseline: Mapping[tuple[str, int], bool]
+) -> dict[str, int]:
+    """Question by question: found by the candidate only (wins), by the baseline only (losses)."""
+    return {
+        "wins": sum(hit and not baseline.get(key, False) for key, hit in candidate.items()),
+        "losses": sum(baseline.get(key, False) and not hit for key, hit in candidate.items()),
+    }
+
+
+def _hits(details: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], bool]:
+    """Whether each question of the metric's category was found, by (conversation, position)."""
+    return {
+        (question["namespace"], index): all_at(question["retrieved"], question["gold"], K) == 1.0
+        for index, question in enumerate(details)
+        if question["category"] == CATEGORY
     }
 
 

@@ -1,108 +1,31 @@
-"""LoCoMo evidence recall: does the retrieved set hold the turns the answer needs.
+"""LoCoMo-style evidence recall: does the retrieved set hold the turns the answer needs.
 
-One memory unit per turn (offline extraction), one namespace per conversation, questions of
-categories 1–4.  Retrieved units map to turn ids through their provenance (ordered,
-deduplicated), so LLM-extracted units that span several turns are measured the same way.
+One memory unit per turn (offline extraction), one namespace per conversation (LoCoMo's or
+REALTALK's, read by ``agent.eval.conversations``).  Retrieved units map to turn ids through
+their provenance (ordered, deduplicated), so LLM-extracted units that span several turns are
+measured the same way.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
-from ripplegraph.agent.eval.systems import (
-    GRAPH_SYSTEMS,
-    first_questions,
-    make_systems,
-    recipe_context,
-    retrieve,
-)
-from ripplegraph.agent.ingest_files import load_sessions
+from ripplegraph.agent.eval.systems import GRAPH_SYSTEMS, make_systems, recipe_context, retrieve
 from ripplegraph.agent.llm import RoleCaller, estimate_tokens
-from ripplegraph.agent.memory import MemoryUnit, Session
+from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.state import Evidence, Plan
 from ripplegraph.agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, MemoryStore
 from ripplegraph.prompts import answer as answer_prompt
 from ripplegraph.prompts import judge
 from ripplegraph.prompts.evidence import render_memories
-
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-_EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
-
-
-def normalise_evidence(raw: list[Any]) -> list[str]:
-    """Split "D8:6; D9:17", repair "D:11:26" and "D30:05"; drop what has no turn number."""
-    ids: list[str] = []
-    for item in raw:
-        for match in _EVIDENCE_ID.finditer(str(item)):
-            ids.append(f"D{int(match.group(1))}:{int(match.group(2))}")
-    return list(dict.fromkeys(ids))
-
-
-@dataclass
-class Question:
-    """One benchmark question with its gold turn ids."""
-
-    namespace: str
-    text: str
-    category: str
-    gold: list[str]
-    answer: str = ""
-
-
-@dataclass
-class LocomoData:
-    """Conversations as sessions per namespace, questions, and what normalisation dropped."""
-
-    sessions: dict[str, list[Session]]
-    questions: list[Question]
-    dropped_ids: int = 0
-    questions_without_gold: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-def load_locomo(path: Path, limit: int | None = None) -> LocomoData:
-    """Read a ``locomo10.json``-format file: sessions per conversation and the questions."""
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    everything = load_sessions(path)
-    data = LocomoData(sessions={}, questions=[])
-    for sample in samples:
-        namespace = str(sample["sample_id"])
-        sessions = [s for s in everything if s.id.startswith(f"{namespace}/")]
-        data.sessions[namespace] = sessions
-        turns = {t.id for s in sessions for t in s.turns}
-        for qa in sample.get("qa", []):
-            category = CATEGORIES.get(int(qa.get("category", 0)))
-            if category is None:
-                continue
-            raw = normalise_evidence(qa.get("evidence", []))
-            gold = [turn for turn in raw if turn in turns]
-            data.dropped_ids += len(raw) - len(gold) + (len(qa.get("evidence", [])) == 0)
-            if not gold:
-                data.questions_without_gold += 1
-                continue
-            reference = str(qa.get("answer", ""))
-            data.questions.append(
-                Question(namespace, str(qa["question"]), category, gold, reference)
-            )
-    data.questions, data.sessions = first_questions(data.questions, data.sessions, limit)
-    data.counts = {
-        "conversations": len(data.sessions),
-        "turns": sum(len(t.turns) for s in data.sessions.values() for t in s),
-        "questions": len(data.questions),
-        "dropped_evidence_ids": data.dropped_ids,
-        "questions_without_gold": data.questions_without_gold,
-    }
-    return data
 
 
 def run_locomo(
@@ -115,17 +38,24 @@ def run_locomo(
     """Score each system per category and overall, with latency and context size.
 
     Every score is also kept per conversation (``conversations``): a method change counts when
-    it helps on most conversations, not only on their total.
+    it helps on most conversations, not only on their total; and per kind of conversation
+    (``sets``: LoCoMo's, REALTALK's), which a change must serve both of.
 
         With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
         judge role grades the answer against the reference (``Judge``), beside token ``F1``.
     """
     store = context.store()
-    results: dict[str, Any] = {"systems": {}, "data": data.counts, "details": {}}
+    results: dict[str, Any] = {
+        "systems": {},
+        "data": data.counts,
+        "sets": data.sets,
+        "details": {},
+    }
     depth = max(KS)
     for system in make_systems(store, context, systems):
         per_category: dict[str, dict[str, list[float]]] = {}
         per_conversation: dict[str, dict[str, dict[str, list[float]]]] = {}
+        per_set: dict[str, dict[str, dict[str, list[float]]]] = {}
         latencies: list[float] = []
         tokens: dict[int, list[float]] = {k: [] for k in KS}
         details = []
@@ -137,10 +67,12 @@ def run_locomo(
                 tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
             graded = grade(answerer, question, ordered[:ANSWER_K]) if answerer else {}
             conversation = per_conversation.setdefault(question.namespace, {})
+            kind = per_set.setdefault(data.sets.get(question.namespace, ""), {})
             for bucket in (question.category, "overall"):
                 for scores in (
                     per_category.setdefault(bucket, {}),
                     conversation.setdefault(bucket, {}),
+                    kind.setdefault(bucket, {}),
                 ):
                     for k in KS:
                         scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
@@ -163,16 +95,24 @@ def run_locomo(
         } | {
             "latency_ms": percentiles(latencies),
             "context_tokens": {f"@{k}": mean(v) for k, v in tokens.items()},
-            "conversations": {
-                namespace: {
-                    bucket: {metric: mean(values) for metric, values in scores.items()}
-                    for bucket, scores in buckets.items()
-                }
-                for namespace, buckets in per_conversation.items()
-            },
+            "conversations": _means(per_conversation),
+            "sets": _means(per_set),
         }
         results["details"][system.name] = details
     return results
+
+
+def _means(
+    groups: dict[str, dict[str, dict[str, list[float]]]],
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Each group's mean of every metric, per bucket (category or overall)."""
+    return {
+        group: {
+            bucket: {metric: mean(values) for metric, values in scores.items()}
+            for bucket, scores in buckets.items()
+        }
+        for group, buckets in groups.items()
+    }
 
 
 ANSWER_K = 30  # evidence handed to the answer model (RippleMem's K)

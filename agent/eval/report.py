@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ripplegraph.agent.eval.locomo import CATEGORIES
+from ripplegraph.agent.eval.conversations import CATEGORIES
 
 LOCOMO_COLUMNS = (
     ("multi-hop", "All@30"),
@@ -72,7 +72,7 @@ def locomo_markdown(results: dict[str, Any]) -> str:
                     ]
                 )
             )
-    lines += ["", *conversations_markdown(results)]
+    lines += ["", *sets_markdown(results), *conversations_markdown(results)]
     data = results["data"]
     lines.append("")
     lines.append(
@@ -111,6 +111,27 @@ def locomo_markdown(results: dict[str, Any]) -> str:
 
 PER_CONVERSATION = (("multi-hop", "All@30"), ("single-hop", "R@10"), ("temporal", "R@10"))
 """What each conversation's table shows: where recollection must help, and must not hurt."""
+
+
+def sets_markdown(results: dict[str, Any]) -> list[str]:
+    """Per kind of conversation (LoCoMo's, REALTALK's), the main table's columns per system.
+
+    Shown when the run held more than one kind: a change must serve each, not their sum.
+    """
+    kinds = sorted(set(results.get("sets", {}).values()))
+    if len(kinds) < 2:
+        return []
+    lines: list[str] = []
+    header = ["system", *[f"{cat} {metric}" for cat, metric in LOCOMO_COLUMNS]]
+    for kind in kinds:
+        conversations = sum(1 for k in results["sets"].values() if k == kind)
+        lines += [f"{kind} ({conversations} conversations):", ""]
+        lines += [_row(header), _row(["---"] * len(header))]
+        for name, scores in results["systems"].items():
+            of_kind = scores.get("sets", {}).get(kind, {})
+            lines.append(_row([name, *[_cell(of_kind, c, m) for c, m in LOCOMO_COLUMNS]]))
+        lines.append("")
+    return lines
 
 
 def conversations_markdown(results: dict[str, Any]) -> list[str]:
@@ -180,15 +201,26 @@ def folds_markdown(results: dict[str, Any]) -> str:
             _row([held, fold["chosen"], f"{fold['score']:.3f}",
                   f"{systems['first_hop']['conversations'][held]:.3f}"])
         )  # fmt: skip
-    loo = results["leave_one_out"]
-    lines += [
-        "",
-        f"Leave-one-out {results['metric']}: {loo['total']:.3f} against first_hop's "
-        f"{loo['first_hop']:.3f} ({100 * (loo['total'] - loo['first_hop']):+.1f} points); ahead "
-        f"of first_hop on {loo['ahead_of_first_hop']} of {loo['conversations']} held-out "
-        "conversations. A variant counts against the full graph when it helps on four of every "
-        "five conversations and on the total.",
-    ]
+    lines.append("")
+    estimates = {"all": results["leave_one_out"], **results.get("leave_one_out_by_set", {})}
+    for kind, loo in estimates.items():
+        lines.append(
+            f"Leave-one-out {results['metric']}{'' if kind == 'all' else f' on {kind}'}: "
+            f"{loo['total']:.3f} against "
+            f"first_hop's {loo['first_hop']:.3f} ({100 * (loo['total'] - loo['first_hop']):+.1f}"
+            f" points); ahead of first_hop on {loo['ahead_of_first_hop']} of "
+            f"{loo['conversations']} held-out conversations"
+            + (
+                f"; question by question {loo['wins']} found only by the choice, "
+                f"{loo['losses']} only by first_hop."
+                if "wins" in loo
+                else "."
+            )
+        )
+    lines.append(
+        "A variant counts against the full graph when it helps on four of every five "
+        "conversations and on the total."
+    )
     return "\n".join(lines)
 
 

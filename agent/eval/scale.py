@@ -24,7 +24,7 @@ from typing import Any
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.browsing import time_browser
-from ripplegraph.agent.eval.locomo import LocomoData, Question
+from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.graph import ingest_graph, recall_graph
 from ripplegraph.agent.memory import Session, Turn

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed, Deployment
-from ripplegraph.agent.eval.locomo import normalise_evidence
+from ripplegraph.agent.eval.conversations import normalise_evidence
 from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from ripplegraph.agent.eval.systems import reciprocal_rank_fusion
 from ripplegraph.agent.graph import ingest_graph

@@ -9,8 +9,15 @@ import pytest
 
 from ripplegraph.agent.context import Deployed, resolve_context
 from ripplegraph.agent.eval import folds as folds_module
-from ripplegraph.agent.eval.folds import against, leave_one_out, run_folds, total, variants
-from ripplegraph.agent.eval.locomo import LocomoData
+from ripplegraph.agent.eval.conversations import LocomoData
+from ripplegraph.agent.eval.folds import (
+    against,
+    leave_one_out,
+    paired,
+    run_folds,
+    total,
+    variants,
+)
 from ripplegraph.agent.recall_config import FULL
 
 COUNTS = {"a": 10, "b": 10, "c": 10, "d": 10, "e": 10}
@@ -124,3 +131,10 @@ def test_each_variant_runs_under_its_own_settings_and_limits(
     assert results["systems"]["hops=1"]["conversations"] == {"conv-a": 0.0, "conv-b": 0.0}
     assert results["systems"]["hops=1"]["against_full"]["hurts"] == 2
     assert {f["chosen"] for f in results["folds"]} == {"full"}
+
+
+def test_paired_counts_the_questions_only_one_side_found() -> None:
+    candidate = {("a", 0): True, ("a", 1): False, ("b", 2): True, ("b", 3): False}
+    baseline = {("a", 0): True, ("a", 1): True, ("b", 2): False, ("b", 3): False}
+    assert paired(candidate, baseline) == {"wins": 1, "losses": 1}
+    assert paired(baseline, baseline) == {"wins": 0, "losses": 0}
