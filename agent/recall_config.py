@@ -16,6 +16,8 @@ class SourceWeights:
 
     semantic: float = 1.0
     lexical: float = 0.75
+    exact: float = 0.75
+    """A memory alone holding an identifier of the question: a lexical finding, weighted so."""
     cue: float = 0.9
     expansion: float = 0.85
     root: float = 0.9
@@ -29,6 +31,8 @@ class RecallConfig:
     semantic_k: int = 10
     lexical_k: int = 5
     cue_k: int = 5
+    exact_terms: bool = True
+    """Whether a memory that alone holds an identifier of the question ranks first (``exact``)."""
     expansion: bool = True
     planned: bool = True
     structural_edges: bool = True

@@ -62,7 +62,7 @@ class IngestState(IngestInput, IngestOutput):
 
 # --- recall ----------------------------------------------------------------------------------
 
-Channel = Literal["semantic", "lexical", "cue", "expansion", "root", "counterfactual"]
+Channel = Literal["semantic", "lexical", "exact", "cue", "expansion", "root", "counterfactual"]
 
 
 class EvidenceSource(BaseModel):

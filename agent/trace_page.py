@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, risk_label
 
 START, END = "__start__", "__end__"
-FIRST_HOP = ("semantic", "lexical", "cue")
+FIRST_HOP = ("semantic", "lexical", "exact", "cue")
 EDGE_COLOURS = {
     "semantic": "#2f6fdb",
     "structural": "#1f9d55",

@@ -1,4 +1,8 @@
-"""Recall node: three-way first hop — semantic, lexical and cue-index top-k (RippleMem §2.3)."""
+"""Recall node: the first hop — semantic, lexical and cue-index top-k (RippleMem §2.3).
+
+Beside them, ``exact``: the memories that alone hold an identifier of the question (a term
+with a digit: a code, an order number), which assembly ranks above every other memory.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,9 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
     hits = {
         "semantic": store.search_semantic(run.namespace, state.query, depth["semantic"]),
         "lexical": store.search_lexical(run.namespace, state.query, depth["lexical"]),
+        "exact": store.search_exact(run.namespace, state.query, depth["lexical"])
+        if config.exact_terms
+        else [],
         "cue": [
             (m.unit_id, float(m.shared))
             for m in store.search_cues(

@@ -98,9 +98,18 @@ def locomo(
     charts: ChartsOption = True,
     llm: LlmOption = None,
     base_url: LlmBaseUrlOption = None,
+    exact_terms: Annotated[
+        bool,
+        typer.Option(
+            "--exact-terms/--no-exact-terms",
+            help="Also put 400 look-alike memories that differ by a reference code and count "
+            "how often a search for a code finds its memory first.",
+        ),
+    ] = True,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
     from ripplegraph.agent.eval.conversations import load_conversations
+    from ripplegraph.agent.eval.exact_terms import probe, put_look_alikes
     from ripplegraph.agent.eval.locomo import miss_analysis, run_locomo
 
     names = _systems(systems)
@@ -110,6 +119,8 @@ def locomo(
         with progress_bar("locomo", len(names) * len(dataset.questions)) as advance:
             results = run_locomo(dataset, context, names, advance, answerer)
         results["analysis"] = miss_analysis(dataset, context, results)
+        if exact_terms:
+            results["exact_terms"] = probe(context, put_look_alikes(context))
     publish(
         "locomo",
         results,

@@ -81,6 +81,14 @@ def locomo_markdown(results: dict[str, Any]) -> str:
         f"{data['dropped_evidence_ids']} evidence ids matched no turn and were dropped, "
         f"{data['questions_without_gold']} questions were left without gold and skipped."
     )
+    exact = results.get("exact_terms")
+    if exact:
+        lines += [
+            "",
+            f"Exact terms among 400 look-alike memories: the one holding a code first for "
+            f"{exact['first_for_the_code']} of {exact['codes']} codes searched alone, in the top 3 "
+            f"for {exact['top_3_inside_a_question']} of {exact['codes']} questions naming one.",
+        ]
     analysis = results.get("analysis") or {}
     if analysis:
         lines.append("")

@@ -3,6 +3,11 @@
 ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m) + λs·standing(m), where a is the query–memory
 cosine (floored at 0), π sums, over every source that reached m, the source's weight times
 1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
+
+A memory the ``exact`` channel reached alone holds an identifier of the question (a term with
+a digit: a code, an order number), which names it more surely than any similarity: its ρ is
+lifted by the best ρ of the pool's other memories, so such memories come first, in ρ order
+among themselves, with no weight to tune.
 """
 
 from __future__ import annotations
@@ -33,8 +38,15 @@ def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[
 
 
 def total(parts: dict[str, float]) -> float:
-    """ρ from its weighted terms."""
-    return parts["query"] + parts["path"] + parts["anchor"] + parts["standing"]
+    """ρ from its weighted terms (and the lift of a memory the question names, if any)."""
+    return (
+        parts["query"] + parts["path"] + parts["anchor"] + parts["standing"] + parts.get("named", 0)
+    )
+
+
+def named(item: Evidence) -> bool:
+    """Whether the question names this memory: it alone holds one of the question's identifiers."""
+    return any(source.channel == "exact" for source in item.sources)
 
 
 def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
@@ -48,11 +60,18 @@ def rank(
     vectors: dict[str, np.ndarray],
     config: RecallConfig,
 ) -> list[Evidence]:
-    """Pool items scored by ρ, best first (ties by id for determinism)."""
-    scored = []
+    """Pool items scored by ρ, best first (ties by id for determinism).
+
+    Memories the question names are lifted above the rest (the module's docstring).
+    """
+    parts_of = {}
     for mid, item in pool.items():
         alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
-        parts = score_parts(item, alignment, config)
+        parts_of[mid] = score_parts(item, alignment, config)
+    lift = max((total(p) for mid, p in parts_of.items() if not named(pool[mid])), default=0.0)
+    scored = []
+    for mid, item in pool.items():
+        parts = parts_of[mid] | ({"named": lift} if named(item) else {})
         scored.append(
             item.model_copy(
                 update={

@@ -116,6 +116,16 @@ class Bm25:
             self._floor = EPSILON * float(np.mean(np.log(size - dfs + 0.5) - np.log(dfs + 0.5)))
         return self._floor
 
+    def sole_holders(self, terms: Sequence[str]) -> dict[str, int]:
+        """The documents that alone hold one of ``terms``, and how many such terms each holds."""
+        with self._lock:
+            held: Counter[str] = Counter()
+            for term in set(terms):
+                postings = self._postings.get(term)
+                if postings is not None and len(postings[0]) == 1:
+                    held[self.ids[postings[0][0]]] += 1
+            return dict(held)
+
     def scores(self, terms: Sequence[str]) -> tuple[list[str], np.ndarray]:
         """The document ids and each one's score for the terms (repeated terms count again)."""
         with self._lock:
@@ -137,6 +147,20 @@ class Bm25:
             norm = K1 * (1 - B + B * lengths[docs_array] / average)
             score[docs_array] += self._idf(term) * (tf * (K1 + 1) / (tf + norm))
         return score
+
+
+def sole_holders(index: Bm25, query: str, k: int) -> list[tuple[str, float]]:
+    """Up to ``k`` documents that alone hold an identifier of the query, most held first.
+
+    An identifier is a term with a digit in it (an order number, a reference code, a date's
+    year); one that only one document holds names that document.  The score is how many of
+    the query's identifiers it alone holds.  Words without a digit do not count: a word the
+    question shares with one memory only is as often incidental (an advice question's
+    "Denver" held by the memory that only looks relevant) as it is the memory's name.
+    """
+    held = index.sole_holders([t for t in tokenize(query) if any(c.isdigit() for c in t)])
+    ordered = sorted(held.items(), key=lambda item: (-item[1], item[0]))
+    return [(doc, float(count)) for doc, count in ordered[: max(0, k)]]
 
 
 def find_position(positions: array[int], index: int) -> int:

@@ -42,7 +42,7 @@ from ripplegraph.agent.store.derived import (
 from ripplegraph.agent.store.edges import Edge, EdgeType, Pairs, WeightedPairs
 from ripplegraph.agent.store.erasure import CHECKPOINTS, purge_threads, vacuum
 from ripplegraph.agent.store.ids import memory_id
-from ripplegraph.agent.store.lexical import Bm25, ranked
+from ripplegraph.agent.store.lexical import Bm25, ranked, sole_holders
 from ripplegraph.agent.store.postgres import PostgresBackend
 from ripplegraph.agent.store.sqlite import SQLiteBackend
 from ripplegraph.agent.store.vector_layout import VectorLayout
@@ -716,6 +716,14 @@ class MemoryStore:
         """Top ``k`` units by BM25 score."""
         return self._searched(
             namespace, ("lexical", query, k), lambda: ranked(self._lexical(namespace), query, k)
+        )
+
+    def search_exact(self, namespace: str, query: str, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` units alone holding an identifier of the query (``lexical.sole_holders``)."""
+        return self._searched(
+            namespace,
+            ("exact", query, k),
+            lambda: sole_holders(self._lexical(namespace), query, k),
         )
 
     def search_cues(

@@ -64,6 +64,8 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
     assert summary["analysis"]["multi_hop_gold_turns"] == 2
     assert (results / "bench_locomo.md").read_text().startswith("| system |")
     assert (results / "bench_locomo.png").stat().st_size > 1000
+    assert summary["exact_terms"]["first_for_the_code"] == 60
+    assert "Exact terms among 400 look-alike memories" in (results / "bench_locomo.md").read_text()
 
 
 def test_bench_folds_scores_each_variant_per_conversation(tmp_path: Path) -> None:
@@ -129,7 +131,7 @@ def test_a_run_on_other_data_leaves_the_published_results_alone(
     data = write_calvin(tmp_path / "other.json")
     out = tmp_path / "mine" / "mine.json"
     args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
-            "--systems", "bm25,ripplegraph", "--out", str(out)]  # fmt: skip
+            "--systems", "bm25,ripplegraph", "--out", str(out), "--no-exact-terms"]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
     assert json.loads(out.read_text())["data"]["questions"] == 2
@@ -270,7 +272,7 @@ def test_bench_locomo_llm_answers_and_judge(tmp_path: Path) -> None:
         out = tmp_path / "out.json"
         args = ["bench", "locomo", "--data", str(data), "--store", str(tmp_path / "store"),
                 "--results", str(tmp_path / "results"), "--out", str(out), "--no-charts",
-                "--systems", "bm25,ripplegraph",
+                "--systems", "bm25,ripplegraph", "--no-exact-terms",
                 "--llm", "scripted", "--base-url", server.url]  # fmt: skip
         run = CliRunner().invoke(app, args)
         assert run.exit_code == 0, run.output

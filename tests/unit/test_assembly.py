@@ -136,3 +136,24 @@ def test_memories_only_the_walk_reached_stay_below_the_head() -> None:
     assert order == ["a", "b", "both", "w1", "w2", "c"], "the head is the direct hits, in ρ order"
     assert [e.memory.id for e in walked_last(ranked, 10)] == ["a", "b", "both", "c", "w1", "w2"]
     assert walked_last(ranked, 0) == ranked
+
+
+def test_a_memory_the_question_names_is_lifted_above_every_other() -> None:
+    pool = {
+        "close": evidence("close", ("semantic", 1), ("lexical", 2), ("cue", 1), anchor=True),
+        "named": evidence("named", ("exact", 1), ("semantic", 9)),
+        "far": evidence("far", ("semantic", 8)),
+    }
+    vectors = {
+        "close": np.array([1.0, 0.0]),
+        "named": np.array([0.2, 1.0]),
+        "far": np.array([0.5, 0.5]),
+    }
+    ranked = rank(pool, np.array([1.0, 0.0]), vectors, FULL)
+    assert [e.memory.id for e in ranked] == ["named", "close", "far"]
+    named, close = ranked[0], ranked[1]
+    assert named.score_parts["named"] == pytest.approx(close.score, abs=1e-5)
+    assert named.score == pytest.approx(total(named.score_parts), abs=1e-5)
+    assert "named" not in close.score_parts
+    alone = rank({"named": pool["named"]}, np.array([1.0, 0.0]), vectors, FULL)
+    assert alone[0].score_parts["named"] == 0.0, "nothing else to rise above"

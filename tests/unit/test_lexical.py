@@ -13,7 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.store.derived import Changes, DerivedCache
-from ripplegraph.agent.store.lexical import Bm25, ranked
+from ripplegraph.agent.store.lexical import Bm25, ranked, sole_holders
 
 FILLER = ["Tom moved to Porto", "the cat sleeps", "dinner at eight", "a walk", "rain today"]
 WORDS = ["maya", "peanut", "allergy", "dinner", "harbor", "grill", "tom", "porto", "cat", "the"]
@@ -158,3 +158,17 @@ def test_a_forget_shrinks_the_index_and_a_reused_sequence_number_is_still_seen()
     forget(1)
     assert found() == set()
     assert log.asked[-1] == 0, "a deletion it did not shrink by rebuilds it"
+
+
+def test_an_identifier_one_document_holds_names_it() -> None:
+    index = Bm25()
+    index.add("a", ["keys", "drawer", "mk3f9a"])
+    index.add("b", ["keys", "drawer", "mk77b1", "zebra", "2023"])
+    index.add("c", ["keys", "table", "zebra"])
+    assert sole_holders(index, "mk3f9a keys", 5) == [("a", 1.0)]
+    assert sole_holders(index, "2023 mk77b1 mk3f9a", 5) == [("b", 2.0), ("a", 1.0)]
+    assert sole_holders(index, "2023 mk77b1 mk3f9a", 1) == [("b", 2.0)]
+    assert sole_holders(index, "keys drawer", 5) == [], "terms many documents hold name none"
+    assert sole_holders(index, "table", 5) == [], "a word without a digit is no identifier"
+    index.remove("a", ["keys", "drawer", "mk3f9a"])
+    assert sole_holders(index, "mk3f9a", 5) == []
