@@ -404,3 +404,43 @@ def test_no_generated_request_answers_5xx(browser: str) -> None:
         client.close()
     assert len(seen) >= 2_000
     assert {200, 400, 403, 404} <= set(seen)
+
+
+MCP_CALLS = 150
+ARGUMENT = st.one_of(
+    TEXT, st.integers(-(10**20), 10**20), st.floats(), st.booleans(), st.none(),
+    st.lists(st.integers(), max_size=3),
+)  # fmt: skip
+
+
+def test_no_generated_tool_call_crashes_the_mcp_server(mcp_off_loopback: str) -> None:
+    """Every tool with generated arguments: a refusal in words, never a bare crash."""
+    seen: list[tuple[str, bool, str]] = []
+
+    @settings(
+        max_examples=MCP_CALLS,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        tool=st.sampled_from(["recall", "remember", "forget"]),
+        arguments=st.dictionaries(
+            st.sampled_from(["query", "limit", "text", "memory_id", "namespace", "x"]),
+            ARGUMENT,
+            max_size=3,
+        ),
+    )
+    def one_call(tool: str, arguments: dict[str, Any]) -> None:
+        (answer,) = asyncio.run(tool_calls(mcp_off_loopback, [(tool, arguments)]))
+        said = answer.content[0].text if answer.content else ""
+        seen.append((tool, bool(answer.is_error), said))
+        assert not (answer.is_error and said.strip() == f"Error executing tool {tool}"), (
+            tool,
+            arguments,
+        )
+
+    one_call()
+    assert len(seen) == MCP_CALLS
+    assert any(is_error for _, is_error, _ in seen) and any(not e for _, e, _ in seen)
