@@ -358,18 +358,23 @@ FIELDS = {
 POSTS = {"/forget", "/add", "/login"}
 
 
-def test_no_generated_request_answers_5xx(browser: str) -> None:
-    token = csrf(browser)
-    seen: list[int] = []
-    client = httpx.Client(base_url=browser, timeout=60)
-
-    @settings(
-        max_examples=FUZZ_REQUESTS,
+def fuzzed(examples: int) -> settings:
+    """A fixed pass of ``examples`` generated cases: the same ones every run, none stored."""
+    return settings(
+        max_examples=examples,
         deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=list(HealthCheck),
     )
+
+
+def test_no_generated_request_answers_5xx(browser: str) -> None:
+    token = csrf(browser)
+    seen: list[int] = []
+    client = httpx.Client(base_url=browser, timeout=60)
+
+    @fuzzed(FUZZ_REQUESTS)
     @given(data=st.data())
     def one_request(data: st.DataObject) -> None:
         path = data.draw(st.sampled_from(sorted(FIELDS)))
@@ -417,13 +422,7 @@ def test_no_generated_tool_call_crashes_the_mcp_server(mcp_off_loopback: str) ->
     """Every tool with generated arguments: a refusal in words, never a bare crash."""
     seen: list[tuple[str, bool, str]] = []
 
-    @settings(
-        max_examples=MCP_CALLS,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fuzzed(MCP_CALLS)
     @given(
         tool=st.sampled_from(["recall", "remember", "forget"]),
         arguments=st.dictionaries(
