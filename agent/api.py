@@ -119,10 +119,14 @@ def forget_now(context: Deployed, namespace: str, **selection: Any) -> list[str]
     """``MemoryStore.forget``, then the compaction: gone from every file when it returns.
 
     What a person asks to forget by hand (the CLI, the browser) does not wait for the
-    erasure window; ``selection`` is ``forget``'s one selector.
+    erasure window; ``selection`` is ``forget``'s one selector, and ids are taken as
+    ``forget_by_id`` takes them (an added item's key or a memory's id, each known).
     """
     memory = context.store()
-    forgotten = memory.forget(namespace, **selection)
+    ids = selection.pop("memory_ids", ())
+    forgotten = (
+        memory.forget_by_id(namespace, ids) if ids else memory.forget(namespace, **selection)
+    )
     memory.compact(demotions=0)
     return forgotten
 

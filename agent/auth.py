@@ -22,10 +22,10 @@ from typing import Any
 from langgraph_sdk import Auth
 from pydantic import BaseModel, TypeAdapter
 
-from ripplegraph.agent.context import default_store_dir
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.items import namespace_of
 from ripplegraph.agent.memory import Namespace
+from ripplegraph.agent.paths import default_store_dir
 
 auth = Auth()
 _NAMESPACE: TypeAdapter[str] = TypeAdapter(Namespace)

@@ -24,7 +24,8 @@ from langchain_core.messages import BaseMessage
 from langgraph.store.base import Item, SearchItem
 
 from ripplegraph.agent.context import Context, Deployment
-from ripplegraph.agent.items import namespace_of
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.items import checked_page, checked_query, checked_said, namespace_of
 from ripplegraph.agent.langgraph_store import RippleGraphStore
 from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
 
@@ -60,13 +61,17 @@ class Memory:
         session_id: str | None = None,
         date: str | datetime | None = None,
     ) -> str:
-        """Remember a text or conversation; returns its id (for ``get`` and ``delete``)."""
+        """Remember a text or conversation; returns its id (for ``get`` and ``delete``).
+
+        A blank text or an empty conversation is refused (``InvalidValueError``).
+        """
         key = uuid.uuid4().hex
-        value: dict[str, Any] = (
-            {"text": messages}
-            if isinstance(messages, str)
-            else {"messages": [_plain(m) for m in messages]}
-        )
+        if isinstance(messages, str):
+            value: dict[str, Any] = {"text": checked_said(messages)}
+        elif not messages:
+            raise InvalidValueError("nothing to remember: the conversation has no messages")
+        else:
+            value = {"messages": [_plain(m) for m in messages]}
         if session_id is not None:
             value["session"] = session_id
         if date is not None:
@@ -75,7 +80,13 @@ class Memory:
         return key
 
     def search(self, query: str, *, user_id: str, limit: int = 10) -> Found:
-        """What an answer to ``query`` needs from the user's memory, and its rendered context."""
+        """What an answer to ``query`` needs from the user's memory, and its rendered context.
+
+        An empty or too long query, or a limit that is not a whole number from 0, is refused
+        (``InvalidValueError``), as the command line and the store's ``search`` refuse them.
+        """
+        query = checked_query(query)
+        limit, _ = checked_page(limit)
         items, result = self.store.recall(namespace_of((user_id,)), query, wanted=limit)
         return Found(items[:limit], result.context)
 
@@ -84,12 +95,16 @@ class Memory:
         return self.store.get((user_id,), memory_id)
 
     def get_all(self, *, user_id: str, limit: int = 100, offset: int = 0) -> list[SearchItem]:
-        """The user's memories, oldest first."""
+        """The user's memories, oldest first (limit and offset checked as in ``search``)."""
         return self.store.search((user_id,), limit=limit, offset=offset)
 
     def delete(self, memory_id: str, *, user_id: str) -> None:
-        """Forget one memory, from every channel, down to the bytes."""
-        self.store.delete((user_id,), memory_id)
+        """Forget one memory, from every channel, down to the bytes.
+
+        ``memory_id`` is an id ``add`` returned or one a search or ``get_all`` gave; an id the
+        user's memory does not hold raises ``NotFoundError``.
+        """
+        self.store.memory.forget_by_id(namespace_of((user_id,)), [memory_id])
 
     def delete_all(self, *, user_id: str) -> int:
         """Forget everything the user's memory holds; returns how many memories it held."""

@@ -16,25 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import platformdirs
 from langgraph.runtime import Runtime
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ripplegraph.agent.linking import LinkingConfig
 from ripplegraph.agent.llm import RoleCaller, StructuredOutput
 from ripplegraph.agent.models import DEFAULT_EMBEDDING
+from ripplegraph.agent.paths import default_store_dir
 from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
 from ripplegraph.agent.services import Purpose, Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.store import MemoryStore
 from ripplegraph.agent.store.memory_store import COLLECTION_THRESHOLD, ERASURE_WINDOW_MINUTES
-
-
-def default_store_dir() -> str:
-    """``$RIPPLEGRAPH_STORE``, else a per-user data directory."""
-    return os.environ.get("RIPPLEGRAPH_STORE") or str(
-        Path(platformdirs.user_data_dir("ripplegraph")) / "store"
-    )
 
 
 def _env(name: str) -> str | None:
@@ -185,7 +178,7 @@ class RecallLimits(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rounds: Annotated[int, _clamped(0, 3)] = Field(
-        default=1, description="Extra recollection rounds R after the first hop (0-3)."
+        default=2, description="Extra recollection rounds R after the first hop (0-3)."
     )
     hops: Annotated[int, _clamped(1, 3)] = Field(
         default=2, description="Hops h from the anchors per expansion round (1-3)."

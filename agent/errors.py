@@ -55,3 +55,7 @@ class BudgetSpent(RippleGraphError, RuntimeError):
 
 class InvalidValueError(RippleGraphError, ValueError):
     """A value or key the store cannot take (e.g. a namespace too long once written)."""
+
+
+class NotFoundError(RippleGraphError, LookupError):
+    """An id, namespace or store named by the caller holds nothing: nothing was done."""

@@ -91,6 +91,24 @@ def checked_query(query: object) -> str:
     )
 
 
+MAX_PAGE = 10_000
+"""The most items one search or listing returns."""
+
+
+def checked_page(limit: object, offset: object = 0) -> tuple[int, int]:
+    """A page's ``limit`` and ``offset``, once each is a whole number from 0 (limit ≤ 10,000)."""
+    return _whole("limit", limit, MAX_PAGE), _whole("offset", offset, None)
+
+
+def _whole(name: str, value: object, most: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValueError(f"the {name} must be a whole number, not {value!r}")
+    if value < 0 or (most is not None and value > most):
+        bound = f"from 0 to {most:,}" if most is not None else "0 or more"
+        raise InvalidValueError(f"the {name} must be {bound}, not {value}")
+    return value
+
+
 def tuple_of(namespace: str) -> tuple[str, ...]:
     """The LangGraph namespace tuple of a RippleGraph namespace (``namespace_of`` reversed)."""
 

@@ -46,6 +46,8 @@ from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Context, Deployed, Deployment
 from ripplegraph.agent.errors import RippleGraphError
 from ripplegraph.agent.items import (
+    checked_page,
+    checked_query,
     checked_said,
     checked_ttl,
     namespace_of,
@@ -125,6 +127,10 @@ class RippleGraphStore(BaseStore):
             validate_op_namespace(op)
             if isinstance(op, PutOp):
                 checked_ttl(op.ttl)  # before any put of the batch remembers anything
+            elif isinstance(op, SearchOp):
+                checked_page(op.limit, op.offset)
+                if op.query:  # None or "" lists the namespace
+                    checked_query(op.query)
         self._store.sweep_expired()
         results: list[Result] = []
         for op in ops:

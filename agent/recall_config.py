@@ -34,7 +34,18 @@ class RecallConfig:
     exact_terms: bool = True
     """Whether a memory that alone holds an identifier of the question ranks first (``exact``)."""
     expansion: bool = True
+    recollect_covered: bool = True
+    """Whether a question the first hop covers is still recollected once: coverage cannot see
+    a set that is not whole, nor a turn that answers without the question's words."""
     planned: bool = True
+    spread_anchors: bool = True
+    """Whether anchors are the evidence about the question, one per session first (else the
+    best-ranked memories)."""
+    feedback: bool = False
+    """Whether expansion scores candidates against the target moved towards the anchors; off:
+    it did not earn its place out of sample (decisions)."""
+    walk_below_head: bool = True
+    """Whether memories only the walk reached rank below the coverage window's direct hits."""
     structural_edges: bool = True
     roots: bool = True
     counterfactual: bool = True

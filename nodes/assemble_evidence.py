@@ -19,11 +19,10 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     run = scope(runtime, state.namespace)
     context = run.context
     store = run.store()
-    ranked = rank_pool(
-        store, run.namespace, state.alignment_query, state.pool, context.recall_config()
-    )
+    config = context.recall_config()
+    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     evidence = select(
-        walked_last(ranked, COVERAGE_WINDOW),
+        walked_last(ranked, COVERAGE_WINDOW) if config.walk_below_head else ranked,
         context.recall.evidence_k,
         context.recall.context_tokens,
     )

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context, scope
 from ripplegraph.agent.policies.assembly import rank_pool
-from ripplegraph.agent.policies.sufficiency import OfflineSufficiency
+from ripplegraph.agent.policies.sufficiency import OfflineSufficiency, rounds_spent
 from ripplegraph.agent.roles import control, decide
 from ripplegraph.agent.state import RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
@@ -36,7 +36,7 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         ranked,
         refined=state.refinements > 0,
         can_refine=can_refine,
-        expanded=state.rounds > 0,
+        expanded=state.rounds > 0 or not config.recollect_covered,
     )
     can_expand = config.expansion and state.rounds < context.recall.rounds
     allowance = state.spent.left_of(context.llm_budget.limit)
@@ -60,7 +60,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     if decision == "expand" and not config.expansion:
         decision, stop_reason = "stop", "insufficient, expansion disabled"
     elif decision == "expand" and state.rounds >= context.recall.rounds:
-        decision, stop_reason = "stop", f"budget exhausted: {state.rounds} recollection rounds"
+        decision = "stop"
+        stop_reason = rounds_spent(state.rounds, context.recall.rounds, verdict.missing)
     elif decision == "stop":
         stop_reason = "sufficient"
     return {

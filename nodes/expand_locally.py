@@ -23,11 +23,12 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     assert state.plan is not None
     edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
     anchors = store.embeddings(run.namespace, state.plan.anchors)
+    target = store.embedder.query(state.plan.target)
     reached = expand(
         store,
         run.namespace,
         state.plan,
-        feedback_target(store.embedder.query(state.plan.target), list(anchors.values())),
+        feedback_target(target, list(anchors.values())) if config.feedback else target,
         exclude=state.pool.keys(),
         hops=hops,
         top_n=config.expansion_width(

@@ -26,7 +26,13 @@ def plan_recollection(state: RecallState, runtime: Runtime[Context]) -> dict[str
     assert state.cues is not None
     ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     plan = make_plan(
-        state.query, state.cues, ranked, state.missing, config.max_anchors, config.planned
+        state.query,
+        state.cues,
+        ranked,
+        state.missing,
+        config.max_anchors,
+        config.planned,
+        config.spread_anchors,
     )
     origin = "planned" if config.planned else "unplanned (ablation)"
     proposed = state.proposed_plan

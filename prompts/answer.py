@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.evidence import inert
 from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
@@ -28,4 +28,4 @@ ROLE = Role("answer", INSTRUCTIONS, AnswerOutput, max_output_tokens=700)
 
 def render(message: str, evidence_context: str) -> str:
     """The user's message and the rendered evidence context (rules, then memories)."""
-    return f"<message>{quote(message)}</message>\n{evidence_context}"
+    return f"<message>{inert(message)}</message>\n{evidence_context}"

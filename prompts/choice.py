@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.evidence import inert
 from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
@@ -32,7 +32,7 @@ ROLE = Role("choice", INSTRUCTIONS, ChoiceOutput, max_output_tokens=150)
 def render(question: str, options: list[str], memories: str) -> str:
     """The question, its lettered options and the recalled memories."""
     lettered = "\n".join(
-        f'<option letter="{letter}">{quote(text)}</option>'
+        f'<option letter="{letter}">{inert(text)}</option>'
         for letter, text in zip("ABCD", options, strict=False)
     )
-    return f"<question>{quote(question)}</question>\n<options>\n{lettered}\n</options>\n{memories}"
+    return f"<question>{inert(question)}</question>\n<options>\n{lettered}\n</options>\n{memories}"

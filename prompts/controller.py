@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ripplegraph.agent.state import Evidence, QueryCues
-from ripplegraph.prompts.evidence import quote, render_memory
+from ripplegraph.prompts.evidence import inert, render_memory
 from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
@@ -48,7 +48,7 @@ def render(query: str, cues: QueryCues, ranked: Sequence[Evidence], limit: int =
     """The question, its cues, and the best evidence so far."""
     memories = "\n".join(render_memory(item.memory) for item in ranked[:limit])
     return (
-        f"<question>{quote(query)}</question>\n"
+        f"<question>{inert(query)}</question>\n"
         f"Question cues: people={cues.people}, places={cues.places}, "
         f"time={cues.time.model_dump(mode='json') if cues.time else None}\n"
         f"<memories>\n{memories}\n</memories>"

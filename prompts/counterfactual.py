@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field, field_validator
 
 from ripplegraph.agent.state import Evidence
-from ripplegraph.prompts.evidence import quote, render_memory
+from ripplegraph.prompts.evidence import inert, render_memory
 from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
@@ -39,4 +39,4 @@ ROLE = Role("counterfactual", INSTRUCTIONS, CounterfactualOutput, max_output_tok
 def render(query: str, ranked: Sequence[Evidence], limit: int = 12) -> str:
     """The request and the best evidence so far."""
     memories = "\n".join(render_memory(item.memory) for item in ranked[:limit])
-    return f"<request>{quote(query)}</request>\n<memories>\n{memories}\n</memories>"
+    return f"<request>{inert(query)}</request>\n<memories>\n{memories}\n</memories>"

@@ -1,9 +1,10 @@
 """How memories appear in a prompt or an evidence context: as quoted data, never as instructions.
 
 Memory text is whatever people said; some of it will read like instructions ("ignore previous
-instructions…").  Every memory is rendered inside its own ``<memory>`` element with its text
-XML-escaped, so no memory can close its element, open another, or pose as a rule or a system
-message; prompts say that everything inside ``<memories>`` is quoted data.
+instructions…").  Every memory is rendered inside its own ``<memory>`` element with ``<``, ``>``
+and ``&`` escaped in its text, so no memory can close its element, open another, or pose as a
+rule or a system message; prompts say that everything inside ``<memories>`` is quoted data.
+Quotes are escaped only inside attributes: a reader sees "I'm", not "I&#x27;m".
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from ripplegraph.agent.state import Evidence
 
 
 def quote(text: str) -> str:
-    """Memory text made inert inside an XML-like element (``<``, ``>``, ``&``, quotes escaped)."""
+    """Text made inert inside an attribute's quotes (``<``, ``>``, ``&`` and quotes escaped)."""
     return escape(text, quote=True)
+
+
+def inert(text: str) -> str:
+    """Text made inert as an element's content: only ``<``, ``>`` and ``&`` escaped."""
+    return escape(text, quote=False)
 
 
 def render_memory(memory: MemoryUnit, via: str = "") -> str:
@@ -28,7 +34,7 @@ def render_memory(memory: MemoryUnit, via: str = "") -> str:
     )
     if via:
         attributes += f' via="{quote(via)}"'
-    return f"<memory {attributes}>{quote(memory.text)}</memory>"
+    return f"<memory {attributes}>{inert(memory.text)}</memory>"
 
 
 def render_memories(memories: Sequence[MemoryUnit]) -> str:
@@ -44,7 +50,7 @@ def render_evidence(evidence: Sequence[Evidence], roots: Sequence[RootUnit]) -> 
         parts.append("<rules>")
         parts += [
             f'<rule id="{quote(r.id)}" evidence="{quote(" ".join(r.evidence_ids))}">'
-            f"{quote(r.rule)}</rule>"
+            f"{inert(r.rule)}</rule>"
             for r in roots
         ]
         parts.append("</rules>")

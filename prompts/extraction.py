@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field, field_validator
 
 from ripplegraph.agent.memory import MemoryKind, Session, Turn
-from ripplegraph.prompts.evidence import quote
+from ripplegraph.prompts.evidence import inert, quote
 from ripplegraph.prompts.role import Role
 
 INSTRUCTIONS = """
@@ -56,10 +56,10 @@ def render(session: Session, turns: Sequence[Turn], new_ids: set[str]) -> str:
     for turn in turns:
         tid = quote(turn.id or "")
         new = "true" if turn.id in new_ids else "false"
-        caption = f" [shares an image: {quote(turn.image_caption)}]" if turn.image_caption else ""
+        caption = f" [shares an image: {inert(turn.image_caption)}]" if turn.image_caption else ""
         lines.append(
             f'<turn id="{tid}" speaker="{quote(turn.speaker)}" new="{new}">'
-            f"{quote(turn.text)}{caption}</turn>"
+            f"{inert(turn.text)}{caption}</turn>"
         )
     lines.append("</turns>")
     return "\n".join(lines)

@@ -7,8 +7,11 @@ exit status 2.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,11 +19,25 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 import ripplegraph
-from ripplegraph.agent.context import Deployed, Deployment, ModelSettings, default_store_dir
 from ripplegraph.agent.errors import RippleGraphError
+from ripplegraph.agent.paths import default_store_dir, holds_store
 
-console = Console()
-errors = Console(stderr=True)
+if TYPE_CHECKING:
+    from ripplegraph.agent.context import Deployed
+
+PIPE_WIDTH = 160
+"""Columns of output that goes to a pipe or a file (no terminal to fit, COLUMNS unset)."""
+
+
+def _console(stderr: bool = False) -> Console:
+    """A console as wide as its terminal, or ``PIPE_WIDTH`` when piped: cells wrap at words."""
+    stream = sys.stderr if stderr else sys.stdout
+    fitted = stream.isatty() or "COLUMNS" in os.environ
+    return Console(stderr=stderr, width=None if fitted else PIPE_WIDTH)
+
+
+console = _console()
+errors = _console(stderr=True)
 
 MEMORY, RECALL, INSPECT, SERVE, BENCH = (
     "Remember and forget",
@@ -33,6 +50,12 @@ SECTIONS = (MEMORY, RECALL, INSPECT, SERVE, BENCH)
 """The help's groups of verbs, in the order it lists them."""
 
 
+CLICK_ERROR: type[Any] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+"""Click's error root, wherever this Typer keeps Click (its own copy, or the package)."""
+
+
 class Verbs(TyperGroup):
     """The verbs, listed by section, and every refusal reported alike.
 
@@ -40,6 +63,40 @@ class Verbs(TyperGroup):
     caught by validation (pydantic's errors among them).  Both become the message and exit
     status 2, with no traceback.
     """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the application; a usage mistake is one ``error:`` line too (exit status 2).
+
+        Click would print a usage line, a hint and ``Error: …``; here it is the message and
+        where help is.  Help asked for by giving no arguments is still shown whole.
+        """
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except CLICK_ERROR as mistake:
+            if type(mistake).__name__ == "NoArgsIsHelpError":
+                mistake.show()
+                sys.exit(mistake.exit_code)
+            where = getattr(mistake, "ctx", None)
+            hint = f" (see '{where.command_path} --help')" if where is not None else ""
+            errors.print(
+                f"[red]error:[/red] {escape(mistake.format_message().rstrip('.'))}{hint}",
+                soft_wrap=True,
+            )
+            sys.exit(mistake.exit_code)
+        except typer.Abort:
+            errors.print("[red]error:[/red] aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command, turning a refusal into its message and exit status 2."""
@@ -146,11 +203,28 @@ def context_of(
     database_url: str | None,
     model: str | None = None,
     base_url: str | None = None,
+    *,
+    reading: bool = False,
     **settings: Any,
 ) -> Deployed:
-    """The deployment the common options name, bound to the run's choices."""
+    """The deployment the common options name, bound to the run's choices.
+
+    A command that only reads (``reading``) refuses a directory that holds no store rather
+    than create one: a mistyped ``--store`` must not read as an empty memory.  The settings
+    are imported here, not with the application: ``--help`` and a refusal need none of it.
+    """
+    from ripplegraph.agent.context import Deployment, ModelSettings
+
+    directory = Path(store or default_store_dir())
+    if directory.exists() and not directory.is_dir():
+        raise fail(f"the store {directory} is a file; --store names a directory")
+    if reading and not holds_store(directory):
+        raise fail(
+            f"no store at {directory}: check --store (or $RIPPLEGRAPH_STORE); "
+            "'ripplegraph add' or 'ripplegraph ingest' creates one"
+        )
     deployment = Deployment(
-        store_dir=str(store or default_store_dir()),
+        store_dir=str(directory),
         chroma_url=chroma_url or None,
         database_url=database_url or None,
         llm=ModelSettings(model=model or None, base_url=base_url or None),
@@ -170,5 +244,6 @@ def known_namespace(context: Deployed, namespace: str) -> None:
     if not memory.known(namespace):
         listed = ", ".join(memory.holding_namespaces(limit=20)) or "none yet"
         raise fail(
-            f"unknown namespace {namespace!r} in {context.deployment.store_dir} (known: {listed})"
+            f"unknown namespace {namespace!r} in the store {context.deployment.store_dir} "
+            f"(known: {listed}; is --store right?)"
         )

@@ -14,10 +14,7 @@ from typing import Annotated
 import typer
 
 from ripplegraph.agent.cli.app import BENCH, app, fail, group
-from ripplegraph.agent.eval import report
-from ripplegraph.agent.eval.folds import DEFAULT_VARIATIONS, run_folds, variants
-from ripplegraph.agent.eval.runs import bench_store, ingested, progress_bar, publish
-from ripplegraph.agent.eval.systems import SYSTEMS
+from ripplegraph.agent.eval.names import DEFAULT_VARIATIONS, SYSTEMS
 
 bench = group(help="Benchmarks, side by side with the baselines, in one run.")
 app.add_typer(bench, name="bench", rich_help_panel=BENCH)
@@ -108,9 +105,11 @@ def locomo(
     ] = True,
 ) -> None:
     """Evidence recall R@K / All@K per category, latency and context size, per system."""
+    from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.conversations import load_conversations
     from ripplegraph.agent.eval.exact_terms import probe, put_look_alikes
     from ripplegraph.agent.eval.locomo import miss_analysis, run_locomo
+    from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     names = _systems(systems)
     dataset = load_conversations(data, limit)
@@ -141,7 +140,8 @@ def folds(
             "--vary",
             metavar="<field=v1,v2>",
             help="A setting and its values, FIELD=V1,V2 (repeatable): a recipe number or "
-            "switch, or hops, rounds, refinements [default: " + " ".join(DEFAULT_VARIATIONS) + "].",
+            "mechanism switch, or hops, rounds, refinements; F1=V+F2=W is one variant of "
+            "several fields [default: " + " ".join(DEFAULT_VARIATIONS) + "].",
         ),
     ] = None,
     store: StoreOption = None,
@@ -151,7 +151,10 @@ def folds(
     charts: ChartsOption = True,
 ) -> None:
     """Leave one conversation out: settings chosen on the others, scored on the one left."""
+    from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.conversations import load_conversations
+    from ripplegraph.agent.eval.folds import run_folds, variants
+    from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     try:
         chosen = variants(vary or DEFAULT_VARIATIONS)
@@ -192,7 +195,9 @@ def imlogic(
     base_url: LlmBaseUrlOption = None,
 ) -> None:
     """memory_l R@K and rank above the distractor, per category and query type, per system."""
+    from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.imlogic import load_imlogic, run_imlogic
+    from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     names = _systems(systems)
     try:
@@ -239,7 +244,9 @@ def prefeval(
     charts: ChartsOption = True,
 ) -> None:
     """Hit@5 / Hit@10 of the preference turn, by form and filler count, per system."""
+    from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.prefeval import load_records, run_prefeval
+    from ripplegraph.agent.eval.runs import bench_store, progress_bar, publish
 
     names = _systems(systems)
     counts = tuple(int(n) for n in fillers.split(","))

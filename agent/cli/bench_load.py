@@ -1,12 +1,14 @@
-"""The load benchmarks: one namespace growing, a steady mixed load, many users.
+"""The load benchmarks: one namespace growing, a steady mixed load, many users, a terminal.
 
 They measure where each cost goes as the store grows (``scale``), as time and churn
-accumulate (``soak``) and as users are added (``tenants``), in ratios from one run.
+accumulate (``soak``) and as users are added (``tenants``), in ratios from one run, and how
+long the command line makes a person wait (``cli``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Annotated, Any
 
 import typer
@@ -18,8 +20,6 @@ from ripplegraph.agent.cli.bench import (
     StoreOption,
     bench,
 )
-from ripplegraph.agent.eval import report
-from ripplegraph.agent.eval.runs import bench_store, progress_bar, publish
 
 
 @bench.command("scale")
@@ -49,7 +49,9 @@ def scale(
     ] = None,
 ) -> None:
     """One namespace grown to each size: recall, floor, write→recall, memory; ingest speed."""
+    from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.conversations import load_conversations
+    from ripplegraph.agent.eval.runs import bench_store, progress_bar, publish
     from ripplegraph.agent.eval.scale import run_scale
 
     sizes = [int(n) for n in units.split(",")]
@@ -123,6 +125,7 @@ def soak(
     charts: ChartsOption = True,
 ) -> None:
     """A steady mixed load through RippleGraphStore: memory, latency drift, errors, erasure."""
+    from ripplegraph.agent.eval.runs import bench_store, progress_bar, publish
     from ripplegraph.agent.eval.soak import SoakPlan, run_soak, soak_chart, soak_markdown
 
     plan = SoakPlan(users, memories, minutes, rate, ttl_minutes, seed)
@@ -153,6 +156,7 @@ def tenants(
     charts: ChartsOption = True,
 ) -> None:
     """Many users in one store: memory, disk, add and recall, listing, forget, cold start."""
+    from ripplegraph.agent.eval.runs import bench_store, progress_bar, publish
     from ripplegraph.agent.eval.tenants import run_tenants, tenants_chart, tenants_markdown
 
     sizes = sorted(int(n) for n in users.split(","))
@@ -170,4 +174,26 @@ def tenants(
         results_dir,
         out,
         charts,
+    )
+
+
+@bench.command("cli")
+def cli(
+    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Runs of each verb.")] = 5,
+    store: StoreOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+) -> None:
+    """The command line's wall clock: each verb cold (a new process) and warm, with goals."""
+    from ripplegraph.agent.eval import report
+    from ripplegraph.agent.eval.cli_timings import COLD, run_cli_timings
+    from ripplegraph.agent.eval.runs import progress_bar, publish
+
+    with TemporaryDirectory(prefix="ripplegraph-cli-") as scratch:
+        where = store or Path(scratch) / "store"
+        with progress_bar("cli", len(COLD) + 1) as advance:
+            results = run_cli_timings(where, repeats, advance)
+    publish(
+        "cli", results, report.cli_markdown(results), report.cli_chart, results_dir, out, charts
     )

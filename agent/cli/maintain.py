@@ -43,7 +43,7 @@ def check(
     """
     from ripplegraph.agent.linking import link_units
 
-    context = context_of(store, chroma_url, database_url)
+    context = context_of(store, chroma_url, database_url, reading=True)
     memory = context.store()
     report = memory.check(repair=repair)
     consistent = report.consistent
@@ -98,7 +98,7 @@ def compact(
     every namespace too small for a collection of its own (a store of an earlier version
     keeps one per namespace) into rows.
     """
-    memory = context_of(store, chroma_url, database_url).store()
+    memory = context_of(store, chroma_url, database_url, reading=True).store()
     done = memory.compact(demotions=None)
     if as_json:
         typer.echo(
@@ -123,7 +123,7 @@ def calibrate(
     """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
     from ripplegraph.agent.linking import similarity_profile
 
-    context = context_of(store, chroma_url, database_url)
+    context = context_of(store, chroma_url, database_url, reading=True)
     memory = context.store()
     if memory.count_units(namespace) < 2:
         raise fail(f"namespace {namespace!r} has fewer than two memories")

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from ripplegraph.agent.api import Remembered, forget_now, remember
 from ripplegraph.agent.cli.app import (
     MEMORY,
     BaseUrlOption,
@@ -30,20 +28,23 @@ from ripplegraph.agent.cli.app import (
     fail,
     known_namespace,
 )
-from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.ingest_files import load_sessions
-from ripplegraph.agent.items import tuple_of, value_text
-from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
-from ripplegraph.agent.memory import Session
-from ripplegraph.agent.services import Services
-from ripplegraph.agent.store import LINK_TYPES
-from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ripplegraph.agent.api import Remembered
+    from ripplegraph.agent.context import Deployed
+    from ripplegraph.agent.langgraph_store import RippleGraphStore
+    from ripplegraph.agent.memory import Session
+    from ripplegraph.agent.store.transfer import Transferred
 
 
 def ingest_sessions(
     sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
 ) -> Remembered:
     """``remember`` with a progress bar on stderr."""
+    from ripplegraph.agent.api import remember
+
     with Progress(
         TextColumn("[bold]ingest[/bold] {task.description}"),
         BarColumn(),
@@ -60,6 +61,8 @@ def ingest_sessions(
 
 def summary_table(summary: Remembered) -> Table:
     """What an ingest wrote, as a table."""
+    from ripplegraph.agent.store import LINK_TYPES
+
     table = Table(title=f"namespace {summary.namespace}", show_header=False)
     table.add_row("memory units", str(summary.units))
     table.add_row("new units", str(summary.new_units))
@@ -81,6 +84,10 @@ def ingest(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
+    from ripplegraph.agent.ingest_files import load_sessions
+    from ripplegraph.agent.services import Services
+    from ripplegraph.agent.store import LINK_TYPES
+
     sessions = load_sessions(file)
     context = context_of(store, chroma_url, database_url, model, base_url)
     Services(context.deployment).caller()  # a model that cannot be made fails before any write
@@ -102,6 +109,8 @@ def ingest(
 
 def items_of(context: Deployed) -> RippleGraphStore:
     """The deployment as a LangGraph store: what ``add``, ``list`` and MCP go through."""
+    from ripplegraph.agent.langgraph_store import RippleGraphStore
+
     return RippleGraphStore(deployment=context.deployment, context=context)
 
 
@@ -121,6 +130,8 @@ def add(
     database_url: DatabaseOption = None,
 ) -> None:
     """Remember one thing said, as Memory.add does; prints the id to forget it by."""
+    from ripplegraph.agent.langgraph_store import add_said
+
     words = (sys.stdin.read() if text == "-" else text).strip()
     if not words:
         raise fail("nothing to add: give the text, or pipe it in with '-'")
@@ -140,7 +151,9 @@ def list_memories(
     as_json: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
 ) -> None:
     """What a namespace holds, oldest first: added items, and memories ingested otherwise."""
-    context = context_of(store, chroma_url, database_url)
+    from ripplegraph.agent.items import tuple_of, value_text
+
+    context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
     items = items_of(context).search(tuple_of(namespace), limit=limit, offset=offset)
     if as_json:
@@ -164,7 +177,7 @@ def list_namespaces(
     database_url: DatabaseOption = None,
 ) -> None:
     """The namespaces holding memories, by name, one page at a time, with what each holds."""
-    memory = context_of(store, chroma_url, database_url).store()
+    memory = context_of(store, chroma_url, database_url, reading=True).store()
     table = Table("namespace", "memories", "added items")
     for namespace in memory.holding_namespaces(prefix, limit, offset):
         table.add_row(
@@ -200,7 +213,9 @@ def forget(
     PostgreSQL's table files is compacted before the command ends (a long-running process
     does that within its erasure window; see compact).
     """
-    context = context_of(store, chroma_url, database_url)
+    from ripplegraph.agent.api import forget_now
+
+    context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
     forgotten = forget_now(
         context,
@@ -226,7 +241,9 @@ def export_memories(
     database_url: DatabaseOption = None,
 ) -> None:
     """Write a namespace as JSON Lines: its memories, edges, root units and added items."""
-    context = context_of(store, chroma_url, database_url)
+    from ripplegraph.agent.store.transfer import export_namespace
+
+    context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
     written = export_namespace(context.store(), namespace, out)
     console.print(f"wrote {_counts(written)} of {namespace!r} to {out}")
@@ -243,6 +260,8 @@ def import_memories(
     database_url: DatabaseOption = None,
 ) -> None:
     """Restore an exported namespace (same ids) into a store where it holds nothing yet."""
+    from ripplegraph.agent.store.transfer import import_namespace
+
     restored = import_namespace(context_of(store, chroma_url, database_url).store(), path)
     console.print(f"restored {_counts(restored)} into {restored.namespace!r}")
 

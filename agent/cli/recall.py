@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import shlex
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from langchain_core.runnables import RunnableConfig
 from rich.markup import escape
 from rich.table import Table
 
-from ripplegraph.agent.api import answer, checkpointed_recall, recall
 from ripplegraph.agent.cli.app import (
     RECALL,
     BaseUrlOption,
@@ -31,12 +30,12 @@ from ripplegraph.agent.cli.app import (
     known_namespace,
 )
 from ripplegraph.agent.cli.memory import ingest_sessions, summary_table
-from ripplegraph.agent.context import Deployment, default_store_dir
-from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.recall_config import RECIPES
-from ripplegraph.agent.services import Services
-from ripplegraph.agent.state import MAX_QUERY_CHARS, RecallOutput, TraceEvent
-from ripplegraph.agent.trace_page import render_page, state_from
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from ripplegraph.agent.state import RecallOutput, TraceEvent
 
 HtmlOption = Annotated[
     Path | None,
@@ -47,6 +46,17 @@ HtmlOption = Annotated[
 ]
 
 
+LEGEND = (
+    "How to read it: ρ is the evidence score (alignment with the question plus how the memory "
+    "was reached). 'reached by' lists channel#rank: semantic (embedding similarity), lexical "
+    "(BM25 words), cue (people, places, times), exact (an identifier only it holds), expansion "
+    "(a walk over the memory graph, with its hops), root, counterfactual; ⚓ marks an anchor "
+    "the walk started from. 'budget after' is rN hN cfN: recollection rounds, hops walked and "
+    "counterfactual refinements spent so far."
+)
+"""Printed with the trace and evidence tables (``demo``, ``ask --trace``)."""
+
+
 def _spent(event: TraceEvent) -> str:
     spent = event.budget or {}
     return f"r{spent.get('rounds', 0)} h{spent.get('hops', 0)} cf{spent.get('refinements', 0)}"
@@ -55,7 +65,7 @@ def _spent(event: TraceEvent) -> str:
 def _trace_table(result: RecallOutput) -> Table:
     table = Table(title="recall trace", show_lines=True)
     for column in ("#", "node", "decision", "reason", "budget after"):
-        table.add_column(column, overflow="fold", no_wrap=column == "node")
+        table.add_column(column, no_wrap=column == "node")
     for step, event in enumerate(result.trace, start=1):
         table.add_row(str(step), event.node, event.decision, event.reason, _spent(event))
     return table
@@ -64,7 +74,7 @@ def _trace_table(result: RecallOutput) -> Table:
 def _evidence_table(result: RecallOutput, limit: int) -> Table:
     table = Table(title=f"evidence (top {limit} of {len(result.evidence)})")
     for column in ("ρ", "memory", "reached by"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column)
     for item in result.evidence[:limit]:
         via = ", ".join(
             f"{s.channel}#{s.rank}" + (f" via {len(s.path) - 1} hop(s)" if len(s.path) > 1 else "")
@@ -76,6 +86,9 @@ def _evidence_table(result: RecallOutput, limit: int) -> Table:
 
 def _write_page(path: Path, values: dict[str, Any], thread_id: str) -> None:
     """The trace page of a finished recall, from its checkpointed state."""
+    from ripplegraph.agent.graph import recall_graph
+    from ripplegraph.agent.trace_page import render_page, state_from
+
     page = render_page(state_from(values), recall_graph.get_graph(), thread_id=thread_id)
     try:
         path.write_text(page, encoding="utf-8")
@@ -147,11 +160,18 @@ def ask(
     ] = None,
     html: HtmlOption = None,
 ) -> None:
-    """Recall the evidence a question needs and print the answer context.
+    """Recall the evidence a question needs and print it as context for a prompt.
+
+    The evidence is what memory holds, not an answer; --json adds the reply drafted from it
+    (the offline extractive one without --model).
 
     Every run is checkpointed in the store's checkpoints.sqlite under a thread id, so
     'ripplegraph trace THREAD_ID' can replay its steps later.
     """
+    from ripplegraph.agent.api import answer, checkpointed_recall, recall
+    from ripplegraph.agent.services import Services
+    from ripplegraph.agent.state import MAX_QUERY_CHARS
+
     if recipe not in RECIPES:
         raise fail(f"unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
     if not question.strip():
@@ -160,7 +180,9 @@ def ask(
         raise fail(
             f"the question has {len(question):,} characters; the limit is {MAX_QUERY_CHARS:,}"
         )
-    context = context_of(store, chroma_url, database_url, model, base_url, recall_recipe=recipe)
+    context = context_of(
+        store, chroma_url, database_url, model, base_url, recall_recipe=recipe, reading=True
+    )
     thread_id = thread or uuid.uuid4().hex
     Services(context.deployment).caller()
     known_namespace(context, namespace)
@@ -173,17 +195,19 @@ def ask(
         result = recall(question, namespace, context, graph, thread_id)
         if html is not None:
             _write_page(html, graph.get_state(config).values, thread_id)
-    reply, fell_back = answer(question, result, context)
-    if fell_back:
-        errors.print(f"[yellow]note:[/yellow] answer role fell back: {escape(fell_back)}")
     if as_json:
+        reply, fell_back = answer(question, result, context)
+        if fell_back:
+            errors.print(f"[yellow]note:[/yellow] answer role fell back: {escape(fell_back)}")
         typer.echo(_as_json(thread_id, question, namespace, reply, result))
         return
     console.print(result.context)
     if trace:
         console.print(_trace_table(result))
+        console.print(LEGEND)
     console.print(_budget_line(result))
-    console.print(f"thread: {thread_id}  (ripplegraph trace {thread_id})")
+    where = f" --store {shlex.quote(str(store))}" if store is not None else ""
+    console.print(f"thread: {thread_id}  (ripplegraph trace {thread_id}{where})")
 
 
 @app.command("trace", rich_help_panel=RECALL)
@@ -193,7 +217,10 @@ def show_trace(
     html: HtmlOption = None,
 ) -> None:
     """Render a stored recall thread step by step, with the checkpoint before each step."""
-    store_dir = Path(store or default_store_dir())
+    from ripplegraph.agent.api import checkpointed_recall
+    from ripplegraph.agent.state import TraceEvent
+
+    store_dir = Path(context_of(store, None, None, reading=True).deployment.store_dir)
     with checkpointed_recall(store_dir) as graph:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         history = list(graph.get_state_history(config))[::-1]
@@ -203,7 +230,7 @@ def show_trace(
         _write_page(html, history[-1].values, thread_id)
     table = Table(title=f"thread {thread_id}: {history[-1].values.get('query', '')}")
     for column in ("step", "checkpoint", "node", "decision", "reason", "budget after"):
-        table.add_column(column, overflow="fold", no_wrap=column == "node")
+        table.add_column(column, no_wrap=column == "node")
     seen = 0
     for before, after in itertools.pairwise(history):
         events = [TraceEvent.model_validate(e) for e in after.values.get("trace", [])[seen:]]
@@ -223,12 +250,15 @@ def demo(
     store: StoreOption = None,
 ) -> None:
     """Ingest the built-in demo history offline, then answer the demo questions with traces."""
+    from ripplegraph.agent.api import answer, recall
+    from ripplegraph.agent.context import Deployment
     from ripplegraph.studio import DEMO_NAMESPACE, demo_questions, demo_sessions
 
     with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:
         context = Deployment(store_dir=str(store or Path(scratch) / "store")).bind()
         summary = ingest_sessions(demo_sessions(), DEMO_NAMESPACE, context, show_progress=True)
         console.print(summary_table(summary))
+        console.print(LEGEND)
         for question in demo_questions():
             console.rule(f"[bold]{question}")
             result = recall(question, DEMO_NAMESPACE, context)
@@ -241,4 +271,6 @@ def demo(
 @app.command(rich_help_panel=RECALL)
 def diagram() -> None:
     """Print the recall state machine as Mermaid (drawn offline from the compiled graph)."""
+    from ripplegraph.agent.graph import recall_graph
+
     typer.echo(recall_graph.get_graph().draw_mermaid())

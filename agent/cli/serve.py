@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ripplegraph.agent import auth
 from ripplegraph.agent.cli.app import (
     SERVE,
     BaseUrlOption,
@@ -199,6 +198,8 @@ UsersFileOption = Annotated[
 
 
 def _users_path(users_file: Path | None, store: Path | None) -> Path:
+    from ripplegraph.agent import auth
+
     if users_file is not None:
         return users_file
     return Path(store) / "users.json" if store is not None else auth.users_file()
@@ -214,6 +215,8 @@ def add_user(
     store: StoreOption = None,
 ) -> None:
     """Add a user (or rotate their token) and print their bearer token, once."""
+    from ripplegraph.agent import auth
+
     path = _users_path(users_file, store)
     token = auth.add_user(path, identity, namespace)
     errors.print(f"added {identity!r} to {path}; their token (shown only now):")
@@ -227,6 +230,8 @@ def remove_user(
     store: StoreOption = None,
 ) -> None:
     """Remove a user's access (their memories stay until 'ripplegraph forget --all')."""
+    from ripplegraph.agent import auth
+
     path = _users_path(users_file, store)
     if not auth.remove_user(path, identity):
         raise fail(f"no user {identity!r} in {path}")
@@ -236,6 +241,8 @@ def remove_user(
 @users.command("list")
 def list_users(users_file: UsersFileOption = None, store: StoreOption = None) -> None:
     """The users and their namespaces (tokens are stored only as digests)."""
+    from ripplegraph.agent import auth
+
     path = _users_path(users_file, store)
     table = Table(title=f"users in {path}")
     table.add_column("identity")

@@ -1,8 +1,9 @@
-"""Leave one conversation out: whether settings that win on some conversations win on the next.
+"""Leave one conversation out: whether what wins on some conversations wins on the next.
 
-A recall setting tuned on five conversations can fit those five.  This bench runs the full
-graph under variants of its settings (one setting changed each) beside the first hop, scores
-every variant per conversation, and reports two readings:
+A recall setting or mechanism chosen on a few conversations can fit those few.  This bench
+runs the full graph under variants (a setting changed, a mechanism switched off or an
+alternative switched on, or several joined into one) beside the first hop, scores every
+variant per conversation, and reports two readings:
 
 - **The rule**: a variant counts against the full graph only when it helps on at least
   four of every five conversations and on their total.
@@ -37,8 +38,6 @@ BASELINE, INCUMBENT = "first_hop", "full"
 INCUMBENT_SYSTEM = "ripplegraph"
 """The bench system that runs the full graph (under the variant's settings, for a variant)."""
 
-DEFAULT_VARIATIONS = ("max_anchors=2,5", "top_n_per_channel=4,8", "hops=1,3", "rounds=2")
-"""The recollection's own settings, each a step either side of the full recipe's."""
 
 RULE_SHARE = 0.8
 """A variant counts when it helps on this share of the conversations (four of five)."""
@@ -57,32 +56,56 @@ class Variant:
 
 
 def variants(specs: Sequence[str]) -> list[Variant]:
-    """One variant per value of each ``field=v1,v2`` spec.
+    """One variant per value of each ``field=v1,v2`` spec, or one per ``f1=v+f2=w`` spec.
 
     ``field`` is a number or switch of the recipe (``RecallConfig``) or one of the recall
     limits ``hops``, ``rounds``, ``refinements`` (brought into their ranges, so ``hops=9`` is
-    ``hops=3``); an unknown field or a value of the wrong type or below 0 raises
-    ``ValueError`` naming it.
+    ``hops=3``); ``+`` joins one value of several fields into one variant (a mechanism
+    swapped together with its budget).  An unknown field or a value of the wrong type or
+    below 0 raises ``ValueError`` naming it.
     """
-    hints = get_type_hints(RecallConfig)
-    recipe = {f.name: hints[f.name] for f in fields(RecallConfig) if hints[f.name] in _KINDS}
     found: dict[str, Variant] = {}
     for spec in specs:
-        name, _, values = spec.partition("=")
-        name = name.strip()
-        if name not in recipe and name not in _LIMITS:
-            known = ", ".join([*sorted(recipe), *_LIMITS])
-            raise ValueError(f"cannot vary {name!r}: choose from {known}")
-        kind = recipe.get(name, int)
-        for raw in (v.strip() for v in values.split(",")):
-            value = _parsed(name, raw, kind)
-            if name in _LIMITS:
-                limits = RecallLimits.model_validate({name: value}).model_dump(include={name})
-                variant = Variant(f"{name}={limits[name]}", FULL, limits)
-            else:
-                variant = Variant(f"{name}={raw}", replace(FULL, **{name: value}), {})
-            found.setdefault(variant.name, variant)
+        parts = [part.strip() for part in spec.split("+")]
+        if len(parts) > 1:
+            chosen = [_setting(*_field_values(part)) for part in parts]
+            settings = replace(FULL, **{k: v for _, recipe, _ in chosen for k, v in recipe.items()})
+            limits = {k: v for _, _, limit in chosen for k, v in limit.items()}
+            joint = Variant("+".join(name for name, _, _ in chosen), settings, limits)
+            found.setdefault(joint.name, joint)
+            continue
+        name, values = _field_values(spec, single=False)
+        for raw in values.split(","):
+            label, recipe, limits = _setting(name, raw.strip())
+            found.setdefault(label, Variant(label, replace(FULL, **recipe), limits))
     return list(found.values())
+
+
+_RECIPE_FIELDS = {
+    f.name: kind
+    for f in fields(RecallConfig)
+    if (kind := get_type_hints(RecallConfig)[f.name]) in _KINDS
+}
+
+
+def _field_values(spec: str, single: bool = True) -> tuple[str, str]:
+    name, _, values = spec.partition("=")
+    name = name.strip()
+    if name not in _RECIPE_FIELDS and name not in _LIMITS:
+        known = ", ".join([*sorted(_RECIPE_FIELDS), *_LIMITS])
+        raise ValueError(f"cannot vary {name!r}: choose from {known}")
+    if single and "," in values:
+        raise ValueError(f"{spec!r}: one value for each field joined by '+'")
+    return name, values.strip()
+
+
+def _setting(name: str, raw: str) -> tuple[str, dict[str, Any], dict[str, int]]:
+    """A field's value as (label, recipe changes, limit changes)."""
+    value = _parsed(name, raw, _RECIPE_FIELDS.get(name, int))
+    if name in _LIMITS:
+        limits = RecallLimits.model_validate({name: value}).model_dump(include={name})
+        return f"{name}={limits[name]}", {}, limits
+    return f"{name}={raw}", {name: value}, {}
 
 
 def _parsed(name: str, raw: str, kind: type) -> Any:

@@ -17,7 +17,8 @@ from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
-from ripplegraph.agent.eval.systems import GRAPH_SYSTEMS, make_systems, recipe_context, retrieve
+from ripplegraph.agent.eval.names import GRAPH_SYSTEMS
+from ripplegraph.agent.eval.systems import make_systems, recipe_context, retrieve
 from ripplegraph.agent.llm import RoleCaller, estimate_tokens
 from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.spend import Spend

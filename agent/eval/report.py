@@ -377,6 +377,42 @@ def scale_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cli_markdown(results: dict[str, Any]) -> str:
+    """Each verb's cold wall clock beside its goal, and the same work warm."""
+    header = ["verb", "cold p50 s", "cold min s", "goal s", "met", "warm p50 ms"]
+    lines = [_row(header), _row(["---"] * len(header))]
+    for verb, cold in results["cold"].items():
+        warm = results["warm"].get(verb)
+        lines.append(
+            _row(
+                [
+                    f"`{verb}`",
+                    f"{cold['p50_s']:.2f}",
+                    f"{cold['min_s']:.2f}",
+                    f"{cold['goal_s']:.1f}",
+                    "yes" if cold["met"] else "no",
+                    f"{warm['p50_s'] * 1000:.0f}" if warm else "-",
+                ]
+            )
+        )
+    lines += [
+        "",
+        f"`{results['command']}`, {results['repeats']} runs of each verb: cold is a new "
+        "process per run (start-up, imports, store, model); warm is the Python API's same call "
+        "in a process that has made it once.",
+    ]
+    return "\n".join(lines)
+
+
+def cli_chart(results: dict[str, Any], path: Path) -> None:
+    """Cold p50 against the goal, per verb."""
+    series = {
+        verb: {"cold p50 s": cold["p50_s"], "goal s": cold["goal_s"]}
+        for verb, cold in results["cold"].items()
+    }
+    bar_chart("The command line, cold", series, path, ylabel="seconds")
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib

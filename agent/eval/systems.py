@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.eval.names import GRAPH_SYSTEMS, SYSTEMS
 from ripplegraph.agent.graph import ingest_graph, recall_graph
 from ripplegraph.agent.memory import MemoryUnit, Session
 from ripplegraph.agent.recall_config import RecipeName
@@ -20,16 +21,6 @@ from ripplegraph.agent.store import MemoryStore
 
 RRF_K = 60
 BASELINE_DEPTH = 100
-GRAPH_SYSTEMS: dict[str, RecipeName] = {
-    "first_hop": "first_hop",
-    "ripplegraph": "full",
-    "no_expansion": "no_expansion",
-    "no_structural": "no_structural",
-    "no_planning": "no_planning",
-    "no_roots": "no_roots",
-    "no_counterfactual": "no_counterfactual",
-}
-SYSTEMS = ("bm25", "dense", "hybrid", *GRAPH_SYSTEMS)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ def plan_recollection(
     missing: Sequence[str],
     max_anchors: int,
     planned: bool,
+    spread: bool = True,
 ) -> Plan:
     """Pick ≤ ``max_anchors`` anchors and describe the missing support as a target.
 
@@ -48,9 +49,11 @@ def plan_recollection(
     the target keeps the query as its restatement (its embedding is already cached, so
     expansion costs no second model call) and carries what is missing, then the query's
     terms, as target terms matched lexically.  Unplanned (the ablation): the top items, and
-    the query's own terms.
+    the query's own terms.  ``spread=False`` keeps the plan but anchors on the top items.
     """
-    anchors = _spread(ranked, cues, max_anchors) if planned else list(ranked[:max_anchors])
+    anchors = (
+        _spread(ranked, cues, max_anchors) if planned and spread else list(ranked[:max_anchors])
+    )
     missing_terms = [m for m in missing if " " not in m]
     return Plan(
         anchors=[a.memory.id for a in anchors],

@@ -67,3 +67,16 @@ class OfflineSufficiency:
         if not expanded:
             return Verdict("expand", [UNSEEN], "covered, but not yet recollected around it")
         return Verdict("stop", [], "every query cue and term is covered by the evidence")
+
+
+def rounds_spent(rounds: int, limit: int, missing: Sequence[str]) -> str:
+    """Why a recall that asked for another round stopped, in words that mean what they say.
+
+    The rounds are spent; the words no top evidence holds are named as such (a turn may
+    answer without them: "handed out" for "gave"), and a covered question says so.
+    """
+    spent = f"recollection rounds spent ({rounds} of {limit})"
+    unmatched = [m for m in missing if m != UNSEEN]
+    if unmatched:
+        return f"{spent}; no top evidence holds the words: {', '.join(unmatched)}"
+    return f"{spent}; every cue of the question is covered"

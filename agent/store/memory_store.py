@@ -27,10 +27,11 @@ import numpy as np
 from filelock import FileLock
 from langchain_core.embeddings import Embeddings
 
-from ripplegraph.agent.errors import StoreError
+from ripplegraph.agent.errors import NotFoundError, StoreError
 from ripplegraph.agent.items import checked_ttl
 from ripplegraph.agent.memory import MemoryUnit, RootUnit, StoredItem, TimeInterval
 from ripplegraph.agent.models import DEFAULT_EMBEDDING, Embedder, load_embeddings
+from ripplegraph.agent.paths import STORE_MARK
 from ripplegraph.agent.store.backend import RelationalBackend
 from ripplegraph.agent.store.cue_index import CueIndex, CueMatch
 from ripplegraph.agent.store.derived import (
@@ -190,10 +191,12 @@ class MemoryStore:
         erasure_window_minutes: float = ERASURE_WINDOW_MINUTES,
     ) -> None:
         self.directory = Path(directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise StoreError(f"the store {self.directory} is a file; a store is a directory")
         self.directory.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         # Two processes creating the same store at once would race in SQLite and Chroma setup.
-        with FileLock(str(self.directory / "write.lock")):
+        with FileLock(str(self.directory / STORE_MARK)):
             self.relational: RelationalBackend = (
                 PostgresBackend(database_url)
                 if database_url
@@ -377,6 +380,29 @@ class MemoryStore:
                 self.relational.reset_cluster(namespace, cluster_id, total, len(vectors))
             self._erase_copies(units)
             return deleted
+
+    def forget_by_id(self, namespace: str, ids: Iterable[str]) -> list[str]:
+        """Forget by the ids the surfaces print; returns the memory ids forgotten.
+
+        An id is an added item's key (``add`` prints it, ``list`` shows it: the item and its
+        memories go) or a memory's id (``ask`` and ``list`` show them).  Every id must name
+        something: an unknown one is refused, naming it, before anything is forgotten.
+        """
+        wanted = list(dict.fromkeys(ids))
+        with self._write_lock:
+            items = {item.key: item for item in self.relational.items(namespace, wanted)}
+            units = self.relational.units(namespace, [i for i in wanted if i not in items])
+            unknown = [i for i in wanted if i not in items and i not in units]
+            if unknown:
+                raise NotFoundError(
+                    f"no memory or item {', '.join(map(repr, unknown))} in {namespace!r} "
+                    "(list shows the ids): nothing was forgotten"
+                )
+            forgotten = self.forget(namespace, memory_ids=list(units)) if units else []
+            for key, item in items.items():
+                forgotten += list(self.relational.units(namespace, item.unit_ids))
+                self.delete_item(namespace, key)
+            return forgotten
 
     def _erase_copies(self, units: Sequence[MemoryUnit]) -> None:
         """Remove the bytes a delete leaves, at the cost of what was deleted.

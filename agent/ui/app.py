@@ -50,7 +50,7 @@ from ripplegraph.agent.access import (
 )
 from ripplegraph.agent.api import forget_now, recall_state
 from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.errors import RippleGraphError
+from ripplegraph.agent.errors import NotFoundError, RippleGraphError
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.ingest_files import parse_date
 from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
@@ -358,11 +358,10 @@ async def _forget(browser: Browser, request: Request) -> Response:
     query = _parse(_Forget, await _form(request))
     _checked(browser, query.csrf)
     browser.allowed(query.ns)
-    forgotten = await run_in_threadpool(
-        forget_now, browser.context, query.ns, memory_ids=[query.id]
-    )
-    if not forgotten:
-        raise Refused(404, f"no memory {query.id!r} in {query.ns!r}")
+    try:
+        await run_in_threadpool(forget_now, browser.context, query.ns, memory_ids=[query.id])
+    except NotFoundError as error:
+        raise Refused(404, str(error)) from error
     return RedirectResponse(_link("/namespace", ns=query.ns, done="forgot"), status_code=303)
 
 

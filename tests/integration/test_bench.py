@@ -164,6 +164,22 @@ def test_bench_soak_and_tenants_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "r" / "bench_tenants.md").read_text().startswith("3 memories per user")
 
 
+def test_bench_cli_times_each_verb_cold_and_warm(tmp_path: Path) -> None:
+    """One cold run of each verb in a new process, and the API's calls warm, with goals."""
+    run = CliRunner().invoke(
+        app, ["bench", "cli", "--repeats", "1", "--results", str(tmp_path / "r"), "--charts"]
+    )
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "r" / "bench_cli.json").read_text())
+    assert list(summary["cold"]) == ["--help", "list", "add", "ask"]
+    cold, warm = summary["cold"], summary["warm"]
+    assert all(row["runs"] == 1 and row["p50_s"] > 0 for row in cold.values())
+    assert cold["--help"]["goal_s"] == 0.5 and cold["add"]["goal_s"] == 2.5
+    assert warm["add"]["p50_s"] < cold["add"]["p50_s"], "warm pays no start-up"
+    table = (tmp_path / "r" / "bench_cli.md").read_text()
+    assert "| `ask` |" in table and (tmp_path / "r" / "bench_cli.png").exists()
+
+
 def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     data = write_calvin(tmp_path / "locomo.json")
     args = ["bench", "scale", "--data", str(data), "--units", "8,20", "--queries", "2",

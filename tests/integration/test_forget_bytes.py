@@ -10,6 +10,7 @@ PostgreSQL too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -50,11 +51,19 @@ def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
 
 
 def store_bytes(context: Deployed) -> dict[Path, bytes]:
-    """Every file under the store (databases, logs, index folders, locks), and the database's."""
+    """Every file under the store (databases, logs, index folders, locks), and the database's.
+
+    The database server replaces some of its files as it runs (``pg_internal.init``); one
+    gone between listing and reading held nothing to find.
+    """
     paths = sorted(p for p in Path(context.deployment.store_dir).rglob("*") if p.is_file())
     if context.deployment.database_url:
         paths += database_files(context.deployment.database_url)
-    return {path: path.read_bytes() for path in paths}
+    held: dict[Path, bytes] = {}
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            held[path] = path.read_bytes()
+    return held
 
 
 def found(files: dict[Path, bytes], needles: list[bytes]) -> list[str]:

@@ -279,7 +279,7 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
         serve(script),
         question,
         recall_recipe="no_counterfactual",
-        recall={"evidence_k": 48},
+        recall={"evidence_k": 48, "rounds": 1},
     )
     assert len(asked) == 1 and wanted not in asked[0]  # no second call: no round is left
     planned = event(state, "plan_recollection")
@@ -291,7 +291,7 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
     assert wanted in expanded.added and expanded.details["paths"][wanted][0] == recommended
     reached = next(e for e in state["evidence"] if e.memory.id == wanted)
     assert [(s.channel, s.path[0]) for s in reached.sources] == [("expansion", recommended)]
-    assert state["stop_reason"] == "budget exhausted: 1 recollection rounds"
+    assert state["stop_reason"].startswith("recollection rounds spent (1 of 1)")
     final_check = event_after(state, "expand_locally")
     assert final_check.node == "check_sufficiency" and "llm" not in final_check.details
 

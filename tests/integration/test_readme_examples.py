@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ripplegraph import Deployment, RippleGraphStore
 from ripplegraph.agent.items import namespace_of
+from tests.conftest import free_port, wait_for_http
 from tests.langgraph_server import langgraph_dev
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 
@@ -55,9 +57,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_every_example_is_run_here_and_named_once() -> None:
     assert len(FOUND) == len(EXAMPLES), "two examples share a name"
-    tested = {"python", "store", "langmem", "langgraph.json", "mcp", "cli", "ttl"}
+    tested = {"python", "store", "trace", "langmem", "langgraph.json", "mcp", "cli", "ttl"}
     assert set(EXAMPLES) == tested
-    assert {n for n, _, page in FOUND if page.name == "README.md"} == {"python", "store"}
+    assert {n for n, _, page in FOUND if page.name == "README.md"} == {"python", "store", "trace"}
 
 
 def test_python(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,3 +147,35 @@ def test_cli(workdir: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "allergic to shellfish" in done.stdout
     assert "restored 2 units, 2 items into 'maya'" in done.stdout
+
+
+def test_trace(workdir: Path) -> None:
+    """The README's command-line steps in order, from the project's folder with its ``.venv``.
+
+    The last one serves the memory browser until stopped: it is started, asked for its first
+    page, and stopped.
+    """
+    (workdir / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    lines = EXAMPLES["trace"].strip().splitlines()
+    serve = next(line for line in lines if line.startswith("ripplegraph ui "))
+    env = {**os.environ, **OFFLINE}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", "\n".join(line for line in lines if line != serve)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Harbor Grill" in (workdir / "page.html").read_text()
+    port = free_port()
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", f"{lines[0]}\nexec {serve} --port {port}"], env=env
+    )
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/", 60, process)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/namespace?ns=demo") as page:
+            assert "Harbor Grill" in page.read().decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

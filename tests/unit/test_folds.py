@@ -34,9 +34,18 @@ def test_each_value_of_a_setting_is_one_variant_off_the_full_recipe() -> None:
     assert [v.name for v in variants(["hops=3,9"])] == ["hops=3"]  # one run per setting
 
 
+def test_fields_joined_by_a_plus_are_one_variant() -> None:
+    (joint,) = variants(["rounds=9+spread_anchors=true+max_anchors=2"])
+    assert joint.name == "rounds=3+spread_anchors=true+max_anchors=2"
+    assert joint.settings == replace(FULL, spread_anchors=True, max_anchors=2)
+    assert joint.limits == {"rounds": 3}
+
+
 @pytest.mark.parametrize(
     ("spec", "says"),
     [
+        ("rounds=1,2+hops=1", "one value for each field"),
+        ("rounds=1+typo=2", "cannot vary 'typo'"),
         ("weights=1", "cannot vary 'weights'"),
         ("typo=1", "choose from"),
         ("max_anchors=1.5", "not an int"),

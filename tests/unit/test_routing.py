@@ -26,7 +26,7 @@ def test_a_wish_is_followed_while_the_budget_allows_it() -> None:
 @pytest.mark.parametrize(
     ("decision", "spent"),
     [
-        ("expand", {"rounds": 1}),  # R = 1 by default
+        ("expand", {"rounds": 2}),  # R = 2 by default
         ("refine", {"refinements": 1}),
         ("expand", {"llm_calls": 7}),  # llm_budget.calls = 6
         ("refine", {"tokens": 16_001}),  # llm_budget.tokens = 16,000

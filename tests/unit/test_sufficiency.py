@@ -8,6 +8,7 @@ from ripplegraph.agent.policies.sufficiency import (
     UNSEEN,
     OfflineSufficiency,
     missing_support,
+    rounds_spent,
 )
 from ripplegraph.agent.state import Evidence, QueryCues
 
@@ -88,3 +89,12 @@ def test_a_covered_question_is_recollected_once_for_what_coverage_cannot_see() -
     advice = QueryCues(terms=["read"], decision=True)
     refined = policy.decide(advice, covered, refined=True, can_refine=True, expanded=False)
     assert refined.decision == "expand", "after its refinement, a decision is recollected too"
+
+
+def test_a_stop_for_spent_rounds_says_what_is_spent_and_what_is_unmatched() -> None:
+    assert rounds_spent(1, 1, ["gave", "cost"]) == (
+        "recollection rounds spent (1 of 1); no top evidence holds the words: gave, cost"
+    )
+    assert rounds_spent(0, 0, [UNSEEN]) == (
+        "recollection rounds spent (0 of 0); every cue of the question is covered"
+    )
