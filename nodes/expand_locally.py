@@ -22,13 +22,15 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     store = run.store()
     assert state.plan is not None
     edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
-    anchors = store.embeddings(run.namespace, state.plan.anchors)
     target = store.embedder.query(state.plan.target)
+    if config.feedback:
+        anchors = store.embeddings(run.namespace, state.plan.anchors)
+        target = feedback_target(target, list(anchors.values()))
     reached = expand(
         store,
         run.namespace,
         state.plan,
-        feedback_target(target, list(anchors.values())) if config.feedback else target,
+        target,
         exclude=state.pool.keys(),
         hops=hops,
         top_n=config.expansion_width(

@@ -169,17 +169,12 @@ def ask(
     'ripplegraph trace THREAD_ID' can replay its steps later.
     """
     from ripplegraph.agent.api import answer, checkpointed_recall, recall
+    from ripplegraph.agent.items import checked_query
     from ripplegraph.agent.services import Services
-    from ripplegraph.agent.state import MAX_QUERY_CHARS
 
     if recipe not in RECIPES:
         raise fail(f"unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
-    if not question.strip():
-        raise fail("the question is empty")
-    if len(question) > MAX_QUERY_CHARS:
-        raise fail(
-            f"the question has {len(question):,} characters; the limit is {MAX_QUERY_CHARS:,}"
-        )
+    question = checked_query(question)  # refused in the API's words
     context = context_of(
         store, chroma_url, database_url, model, base_url, recall_recipe=recipe, reading=True
     )

@@ -77,8 +77,8 @@ def test_bad_ingest_files(shared: Deployed, tmp_path: Path, content: bytes, mess
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["ask", "   ", "-n", "alice"], "the question is empty"),
-        (["ask", "x" * 1_000_000, "-n", "alice"], "the limit is 10,000"),
+        (["ask", "   ", "-n", "alice"], "the query is empty"),
+        (["ask", "x" * 1_000_000, "-n", "alice"], "a query holds at most 10,000"),
         (["ask", "allergy?", "-n", "alicia"], "unknown namespace 'alicia'"),
         (["ask", "allergy?", "-n", "../etc/passwd"], "unknown namespace"),
         (["forget", "-n", "alicia", "--all"], "unknown namespace 'alicia'"),
