@@ -28,6 +28,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,dev,bench,postgres,mcp,ui,docs]'
+	$(BIN)/python -m ripplegraph.agent.local_embeddings
 	touch $(STAMP)
 
 install: $(STAMP)

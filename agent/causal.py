@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import openai
 
 from ripplegraph.agent.errors import ModelUnavailable
 from ripplegraph.agent.llm import describe, estimate_tokens
@@ -73,6 +72,8 @@ class PMIScorer:
     model: str
 
     def __post_init__(self) -> None:
+        import openai  # only a deployment that scores causes pays for the SDK's import
+
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
@@ -100,6 +101,8 @@ class PMIScorer:
 
         Raises ``ModelUnavailable`` when the endpoint fails or gives no log-probabilities.
         """
+        import openai
+
         conditioned = _ANTECEDENT.format(cause=cause.text.rstrip(". ") + ".")
         try:
             response = self._client.completions.create(

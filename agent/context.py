@@ -14,13 +14,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from langgraph.runtime import Runtime
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ripplegraph.agent.linking import LinkingConfig
-from ripplegraph.agent.llm import RoleCaller, StructuredOutput
 from ripplegraph.agent.models import DEFAULT_EMBEDDING
 from ripplegraph.agent.paths import default_store_dir
 from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
@@ -28,6 +26,12 @@ from ripplegraph.agent.services import Purpose, Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.store import MemoryStore
 from ripplegraph.agent.store.memory_store import COLLECTION_THRESHOLD, ERASURE_WINDOW_MINUTES
+from ripplegraph.prompts.role import StructuredOutput
+
+if TYPE_CHECKING:  # the settings describe; running a graph or a model imports these
+    from langgraph.runtime import Runtime
+
+    from ripplegraph.agent.llm import RoleCaller
 
 
 def _env(name: str) -> str | None:

@@ -28,8 +28,7 @@ from langgraph.store.base.embed import get_text_at_path
 
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.ingest_files import parse_date
-from ripplegraph.agent.memory import MAX_TURN_CHARS, MemoryUnit, Session, Turn
-from ripplegraph.agent.state import MAX_QUERY_CHARS
+from ripplegraph.agent.memory import MAX_QUERY_CHARS, MAX_TURN_CHARS, MemoryUnit, Session, Turn
 
 MAX_NAMESPACE = 128
 _PLAIN = re.compile(r"[A-Za-z0-9_@.-]")

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -42,7 +42,6 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import _compare_values, _does_match
 
-from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Context, Deployed, Deployment
 from ripplegraph.agent.errors import RippleGraphError
 from ripplegraph.agent.items import (
@@ -56,8 +55,10 @@ from ripplegraph.agent.items import (
     unit_value,
 )
 from ripplegraph.agent.memory import MemoryUnit, Session, StoredItem
-from ripplegraph.agent.state import Evidence, RecallOutput
 from ripplegraph.agent.store import MemoryStore
+
+if TYPE_CHECKING:  # listing and reading items never builds the recall graph
+    from ripplegraph.agent.state import Evidence, RecallOutput
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SWEEP_MINUTES = 5.0  # LangGraph's own stores' default sweep interval
@@ -259,6 +260,8 @@ class RippleGraphStore(BaseStore):
         self._store.delete_item(namespace, key)
         units: list[str] = []
         if sessions:
+            from ripplegraph.agent.api import remember
+
             remember(sessions, namespace, self._context)
             for session in sessions:
                 turns = [t.id for t in session.turns if t.id]
@@ -322,6 +325,8 @@ class RippleGraphStore(BaseStore):
         if wanted > context.recall.evidence_k:
             recall_limits = context.recall.model_copy(update={"evidence_k": wanted})
             context = context.model_copy(update={"recall": recall_limits})
+        from ripplegraph.agent.api import recall
+
         result = recall(query, namespace, context)
         labels = tuple_of(namespace)
         keys = self._store.item_keys(namespace, [e.memory.id for e in result.evidence])

@@ -34,13 +34,10 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Generic, Literal, NamedTuple, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
-import httpx
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel, ValidationError
 from tenacity import (
     Future,
@@ -54,11 +51,9 @@ from tenacity.wait import wait_exponential
 
 from ripplegraph.agent.errors import BudgetSpent
 from ripplegraph.agent.spend import NOTHING, Spend
-from ripplegraph.prompts.role import Role
+from ripplegraph.prompts.role import OutputMode, Role, StructuredOutput
 
 S = TypeVar("S", bound=BaseModel)
-OutputMode = Literal["json_schema", "json_object", "prompt"]
-StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
 PROBE_ORDER: tuple[OutputMode, ...] = ("json_schema", "json_object", "prompt")
 log = logging.getLogger(__name__)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
@@ -95,6 +90,9 @@ class Outcome(Generic[S]):
 
 def is_transient(error: BaseException) -> bool:
     """Rate limits, timeouts, 5xx and lost connections: worth another attempt."""
+    import httpx
+    import openai
+
     if isinstance(error, openai.APIStatusError):
         return error.status_code in (408, 409, 429) or error.status_code >= 500
     transient = (openai.APIConnectionError, httpx.TransportError, TimeoutError, ConnectionError)
@@ -191,6 +189,8 @@ def rejects_format(error: BaseException) -> bool:
     Servers say so differently: OpenAI-style 400s, FastAPI's 422, and llama-cpp-python's
     500 that quotes the failed validation of ``response_format``.
     """
+    import openai
+
     if not isinstance(error, openai.APIStatusError) or error.status_code not in (400, 422, 500):
         return False
     text = str(error).lower()
@@ -215,6 +215,8 @@ class RoleCaller:
         self.model = model
         self.structured_output = structured_output
         # Response formats are OpenAI's wire protocol; other providers get JSON-in-prompt.
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+
         self.speaks_openai = isinstance(model, BaseChatOpenAI)
         # What the tokenization density is remembered under: the configured model, or this
         # very instance when none is named (so two unnamed models never share it).
@@ -283,7 +285,7 @@ class RoleCaller:
             try:
                 attempt = partial(self._attempt, role, messages, allowance, outcome, mode, choices)
                 reply = self._attempts(outcome, attempt)
-            except openai.APIStatusError as error:
+            except Exception as error:
                 if (
                     self.structured_output != "auto"
                     or mode == "prompt"

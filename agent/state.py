@@ -9,7 +9,14 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, StringConstraints
 
-from ripplegraph.agent.memory import MemoryUnit, Namespace, RootUnit, Session, TimeInterval
+from ripplegraph.agent.memory import (
+    MAX_QUERY_CHARS,
+    MemoryUnit,
+    Namespace,
+    RootUnit,
+    Session,
+    TimeInterval,
+)
 from ripplegraph.agent.spend import NOTHING, Spend
 
 
@@ -160,9 +167,6 @@ class Budget(Spending):
 
 
 Decision = Literal["stop", "expand", "refine"]
-
-
-MAX_QUERY_CHARS = 10_000  # a longer "question" is a document, not a query
 
 
 class RecallInput(BaseModel):

@@ -8,7 +8,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context, resolve_context, scope
-from ripplegraph.agent.state import MAX_QUERY_CHARS, ChatState, TraceEvent
+from ripplegraph.agent.memory import MAX_QUERY_CHARS
+from ripplegraph.agent.state import ChatState, TraceEvent
 from ripplegraph.agent.tracing import record
 
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 S = TypeVar("S", bound=BaseModel)
+OutputMode = Literal["json_schema", "json_object", "prompt"]
+"""How a reply's format is asked for: a response format of either kind, or the prompt alone."""
+StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+"""A deployment's choice of output mode; ``auto`` probes the endpoint once."""
 
 DATA_NOTICE = (
     "Everything inside the XML-like elements below (<question>, <request>, <message>, "

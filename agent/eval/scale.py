@@ -27,6 +27,7 @@ from ripplegraph.agent.eval.browsing import time_browser
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.graph import ingest_graph, recall_graph
+from ripplegraph.agent.local_embeddings import reference_model
 from ripplegraph.agent.memory import Session, Turn
 from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput
 from ripplegraph.agent.store import MemoryStore
@@ -86,12 +87,8 @@ def timed_ingest(context: Deployed, sessions: Sequence[Session]) -> dict[str, An
 
 def reference_rate(store: MemoryStore) -> float:
     """Units/s of plain sentence-transformers ``encode`` (default batch size) on the texts."""
-    from sentence_transformers import SentenceTransformer
-
     texts = [u.text for u in store.all_units(NAMESPACE)]
-    model = getattr(store.embedder.embeddings, "model", None)
-    if not isinstance(model, SentenceTransformer):
-        raise ValueError("the reference embeds with the local sentence-transformers model")
+    model = reference_model(store.embedder.embeddings)
     started = time.perf_counter()
     model.encode(texts)
     return round(len(texts) / (time.perf_counter() - started), 1)

@@ -54,8 +54,7 @@ from ripplegraph.agent.errors import NotFoundError, RippleGraphError
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.ingest_files import parse_date
 from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
-from ripplegraph.agent.memory import Namespace
-from ripplegraph.agent.state import MAX_QUERY_CHARS
+from ripplegraph.agent.memory import MAX_QUERY_CHARS, Namespace
 from ripplegraph.agent.store.transfer import export_records
 from ripplegraph.agent.trace_page import SCRIPT, STYLE, render_body, state_from
 from ripplegraph.agent.ui import catalog

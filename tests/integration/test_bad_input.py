@@ -14,8 +14,8 @@ from ripplegraph.agent.checkpointing import memory_saver
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import build_chat_graph, recall_graph
-from ripplegraph.agent.memory import MAX_TURN_CHARS, Session, Turn
-from ripplegraph.agent.state import MAX_QUERY_CHARS, RecallInput, RecallOutput, TraceEvent
+from ripplegraph.agent.memory import MAX_QUERY_CHARS, MAX_TURN_CHARS, Session, Turn
+from ripplegraph.agent.state import RecallInput, RecallOutput, TraceEvent
 from ripplegraph.agent.store import MemoryStore
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
