@@ -41,9 +41,8 @@ class RecallConfig:
     spread_anchors: bool = True
     """Whether anchors are the evidence about the question, one per session first (else the
     best-ranked memories)."""
-    feedback: bool = False
-    """Whether expansion scores candidates against the target moved towards the anchors; off:
-    it did not earn its place out of sample (decisions)."""
+    feedback: bool = True
+    """Whether expansion scores candidates against the target moved towards the anchors."""
     walk_below_head: bool = True
     """Whether memories only the walk reached rank below the coverage window's direct hits."""
     structural_edges: bool = True
