@@ -33,7 +33,6 @@ from ripplegraph.agent.eval.report import _pyplot, _row
 from ripplegraph.agent.eval.scale import resident_mb
 from ripplegraph.agent.items import namespace_of
 from ripplegraph.agent.langgraph_store import RippleGraphStore
-from ripplegraph.agent.store.postgres import database_files
 
 MIX = {"search": 0.35, "put": 0.30, "update": 0.15, "delete": 0.20}
 """Each operation's share of the load; deletes, updates and expiries keep the users' sizes."""
@@ -119,11 +118,7 @@ def _remember_forgotten(store: RippleGraphStore, user: str, key: str, users: _Us
 
 
 def _files(context: Deployed) -> list[Path]:
-    deployment = context.deployment
-    paths = [p for p in Path(deployment.store_dir).rglob("*") if p.is_file()]
-    if deployment.database_url:
-        paths += database_files(deployment.database_url)
-    return paths
+    return context.store().files()
 
 
 def _left_behind(context: Deployed, users: _Users) -> int:

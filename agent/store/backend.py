@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +40,13 @@ class RelationalBackend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection."""
+
+    @abstractmethod
+    def files(self) -> list[Path]:
+        """The files on this machine that hold the database, with what it caches written out.
+
+        Empty where they are not on this machine (a database server elsewhere).
+        """
 
     @abstractmethod
     def writer(self) -> AbstractContextManager[object]:

@@ -508,6 +508,15 @@ class MemoryStore:
                 self._vector_cache.pop((unit.namespace, unit.id), None)
         self.embedder.forget([u.text for u in units])
 
+    def files(self) -> list[Path]:
+        """Every file on this machine holding this store: its directory's and its database's.
+
+        What a forget must leave without a trace (the soak and the byte tests read them).
+        """
+        inside = sorted(path for path in self.directory.rglob("*") if path.is_file())
+        held = set(inside)
+        return inside + [path for path in self.relational.files() if path not in held]
+
     def check(self, *, repair: bool = False) -> CheckReport:
         """Cross-check the relational side and the vectors; with ``repair``, mend them.
 

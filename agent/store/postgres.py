@@ -169,6 +169,11 @@ class PostgresBackend(SQLTables):
             self._writer.close()
 
     @override
+    def files(self) -> list[Path]:
+        """The database's files under the server's data directory, where it runs here."""
+        return database_files(self._url)
+
+    @override
     def writer(self) -> AdvisoryLock:
         """A session advisory lock: writers on any machine that reach the server share it."""
         return self._writer

@@ -34,6 +34,7 @@ class SQLiteBackend(SQLTables):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self._lock = threading.RLock()
+        self._path = path
         self._writer = FileLock(str(path.with_name("write.lock")))
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -47,6 +48,12 @@ class SQLiteBackend(SQLTables):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    @override
+    def files(self) -> list[Path]:
+        """``graph.sqlite`` and, while it is open, its write-ahead log and shared index."""
+        named = [self._path, *(self._path.with_name(self._path.name + s) for s in ("-wal", "-shm"))]
+        return [path for path in named if path.is_file()]
 
     @override
     def writer(self) -> FileLock:

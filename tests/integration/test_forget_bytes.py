@@ -28,7 +28,6 @@ from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.memory import MemoryUnit, Session, Turn
 from ripplegraph.agent.state import RecallInput, RecallOutput
-from ripplegraph.agent.store.postgres import database_files
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.integration.test_soak import said
@@ -56,11 +55,8 @@ def store_bytes(context: Deployed) -> dict[Path, bytes]:
     The database server replaces some of its files as it runs (``pg_internal.init``); one
     gone between listing and reading held nothing to find.
     """
-    paths = sorted(p for p in Path(context.deployment.store_dir).rglob("*") if p.is_file())
-    if context.deployment.database_url:
-        paths += database_files(context.deployment.database_url)
     held: dict[Path, bytes] = {}
-    for path in paths:
+    for path in context.store().files():
         with contextlib.suppress(FileNotFoundError):
             held[path] = path.read_bytes()
     return held
