@@ -693,12 +693,16 @@ class MemoryStore:
         def without(
             rows: tuple[list[str], np.ndarray], units: Sequence[MemoryUnit]
         ) -> tuple[list[str], np.ndarray]:
-            gone = {u.id for u in units}
-            kept = [i for i, mid in enumerate(rows[0]) if mid not in gone]
-            if len(kept) == len(rows[0]):
+            # The forgotten memories are found by C-speed scans and cut out in one copy: a
+            # delete costs a few memory copies of the matrix, not a Python loop over it.
+            gone = {u.id for u in units}.intersection(rows[0])
+            if not gone:
                 return rows
-            ids = [rows[0][i] for i in kept]
-            return ids, rows[1][kept] if ids else np.zeros((0, 0))
+            positions = sorted(rows[0].index(mid) for mid in gone)
+            ids = list(rows[0])
+            for position in reversed(positions):
+                del ids[position]
+            return ids, np.delete(rows[1], positions, axis=0) if ids else np.zeros((0, 0))
 
         rows: tuple[list[str], np.ndarray] = self.follow(_ROWS, namespace, of, grown, without)
         return rows
