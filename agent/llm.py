@@ -280,12 +280,14 @@ class RoleCaller:
         choices: Choices | None,
     ) -> AIMessage:
         """One reply; in ``auto``, a format the endpoint rejects moves it to the next mode."""
+        import openai  # a configured model's call path: the offline policies never get here
+
         while True:
             mode = self.mode()
             try:
                 attempt = partial(self._attempt, role, messages, allowance, outcome, mode, choices)
                 reply = self._attempts(outcome, attempt)
-            except Exception as error:
+            except openai.APIStatusError as error:
                 if (
                     self.structured_output != "auto"
                     or mode == "prompt"
