@@ -11,27 +11,24 @@ choosing or open a store at a path of its choosing: those fields are not in the 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ripplegraph.agent.linking import LinkingConfig
-from ripplegraph.agent.models import DEFAULT_EMBEDDING
+from ripplegraph.agent.decisions.linking import LinkingConfig
+from ripplegraph.agent.models.providers import DEFAULT_EMBEDDING
 from ripplegraph.agent.paths import default_store_dir
 from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
-from ripplegraph.agent.services import Purpose, Services
 from ripplegraph.agent.spend import Spend
-from ripplegraph.agent.store import MemoryStore
+from ripplegraph.agent.store import MemoryStore, open_store
 from ripplegraph.agent.store.memory_store import COLLECTION_THRESHOLD, ERASURE_WINDOW_MINUTES
 from ripplegraph.prompts.role import StructuredOutput
 
 if TYPE_CHECKING:  # the settings describe; running a graph or a model imports these
     from langgraph.runtime import Runtime
-
-    from ripplegraph.agent.llm import RoleCaller
 
 
 def _env(name: str) -> str | None:
@@ -172,6 +169,17 @@ class Deployment(BaseModel):
         """A run context holding this deployment (for code that embeds the graphs)."""
         return Deployed(deployment=self, **choices)
 
+    def store_options(self) -> dict[str, Any]:
+        """Where the store lives and how it is laid out, as ``open_store`` takes them."""
+        return {
+            "directory": self.store_dir,
+            "embeddings": self.embedding_model,
+            "chroma_url": self.chroma_url or None,
+            "database_url": self.database_url or None,
+            "collection_threshold": self.collection_threshold,
+            "erasure_window_minutes": self.erasure_window_minutes,
+        }
+
 
 # --- a run's choices -------------------------------------------------------------------------
 
@@ -295,13 +303,23 @@ class Deployed(Context):
         "RippleGraph may tune them (the folds bench does); a served caller names a recipe.",
     )
 
-    def store(self) -> MemoryStore:
-        """The deployment's store."""
-        return Services(self.deployment).store()
-
     def recall_config(self) -> RecallConfig:
         """The settings code chose, else the named recipe."""
         return self.recall_settings or super().recall_config()
+
+    def store(self) -> MemoryStore:
+        """Deprecated (goes in 0.2): the services open a deployment's store.
+
+        ``Services(context.deployment).store()`` opens the same store; this method, which the
+        settings had before the services took over opening, still returns it.
+        """
+        warnings.warn(
+            "Deployed.store() is deprecated: use "
+            "ripplegraph.agent.services.Services(context.deployment).store()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return open_store(**self.deployment.store_options())
 
 
 def _names(model: type[BaseModel]) -> frozenset[str]:
@@ -365,29 +383,3 @@ def tenant(requested: str, runtime: Runtime[Any]) -> str:
     except (KeyError, TypeError):
         namespace = None
     return str(namespace or user.identity)
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a node works with: the run's choices, the deployment and the tenant."""
-
-    context: Context
-    deployment: Deployment
-    namespace: str
-
-    def store(self) -> MemoryStore:
-        """The deployment's store."""
-        return Services(self.deployment).store()
-
-    def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
-        """The deployment's call path (``None`` = offline)."""
-        return Services(self.deployment).caller(purpose)
-
-
-def scope(runtime: Runtime[Any], requested: str) -> Scope:
-    """The node's scope: resolved choices, the deployment, the namespace it may touch."""
-    return Scope(
-        resolve_context(runtime.context),
-        deployment_of(runtime.context),
-        tenant(requested, runtime),
-    )

@@ -8,14 +8,16 @@ the model the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ripplegraph.agent.models import load_chat_model
+from ripplegraph.agent.context import Context, Deployment, deployment_of, resolve_context, tenant
+from ripplegraph.agent.models.providers import load_chat_model
 from ripplegraph.agent.store import MemoryStore, open_store
 
 if TYPE_CHECKING:
-    from ripplegraph.agent.context import Deployment
-    from ripplegraph.agent.llm import RoleCaller
+    from langgraph.runtime import Runtime
+
+    from ripplegraph.agent.models.llm import RoleCaller
 
 Purpose = Literal["main", "routing"]
 
@@ -28,15 +30,7 @@ class Services:
 
     def store(self) -> MemoryStore:
         """The deployment's store (opened once per process)."""
-        settings = self.deployment
-        return open_store(
-            settings.store_dir,
-            settings.embedding_model,
-            settings.chroma_url or None,
-            settings.database_url or None,
-            collection_threshold=settings.collection_threshold,
-            erasure_window_minutes=settings.erasure_window_minutes,
-        )
+        return open_store(**self.deployment.store_options())
 
     def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
         """The call path for the configured model (``None`` = run the offline policy).
@@ -47,7 +41,7 @@ class Services:
         llm = self.deployment.llm
         if not llm.model:
             return None
-        from ripplegraph.agent.llm import RoleCaller  # the offline policies never import it
+        from ripplegraph.agent.models.llm import RoleCaller  # the offline policies never import it
 
         name = (llm.routing_model or llm.model) if purpose == "routing" else llm.model
         return RoleCaller(
@@ -59,3 +53,29 @@ class Services:
             model_key=f"{name}@{llm.base_url or ''}",
             structured_output=llm.structured_output,
         )
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a node works with: the run's choices, the deployment and the tenant."""
+
+    context: Context
+    deployment: Deployment
+    namespace: str
+
+    def store(self) -> MemoryStore:
+        """The deployment's store."""
+        return Services(self.deployment).store()
+
+    def caller(self, purpose: Purpose = "main") -> RoleCaller | None:
+        """The deployment's call path (``None`` = offline)."""
+        return Services(self.deployment).caller(purpose)
+
+
+def scope(runtime: Runtime[Any], requested: str) -> Scope:
+    """The node's scope: resolved choices, the deployment, the namespace it may touch."""
+    return Scope(
+        resolve_context(runtime.context),
+        deployment_of(runtime.context),
+        tenant(requested, runtime),
+    )

@@ -6,9 +6,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.assembly import rank_pool, select, walked_last
-from ripplegraph.agent.policies.sufficiency import COVERAGE_WINDOW
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.assembly import rank_pool, select, walked_last
+from ripplegraph.agent.decisions.policies.sufficiency import COVERAGE_WINDOW
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import RecallState, TraceEvent, budget_use, spent_after
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts.evidence import render_evidence

@@ -6,10 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.assembly import rank_pool
-from ripplegraph.agent.policies.sufficiency import OfflineSufficiency, rounds_spent
-from ripplegraph.agent.roles import control, decide
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.assembly import rank_pool
+from ripplegraph.agent.decisions.policies.sufficiency import OfflineSufficiency, rounds_spent
+from ripplegraph.agent.decisions.roles import control, decide
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts import controller

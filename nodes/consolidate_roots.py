@@ -6,9 +6,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.roles import Usage
-from ripplegraph.agent.roles import consolidate_roots as consolidate
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.roles import Usage
+from ripplegraph.agent.decisions.roles import consolidate_roots as consolidate
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import IngestState, TraceEvent
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts import root_consolidation

@@ -6,8 +6,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.expansion import expand, feedback_target
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.expansion import expand, feedback_target
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.store import SEMANTIC, STRUCTURAL
 from ripplegraph.agent.tracing import record

@@ -6,10 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.extraction import OfflineExtractor
+from ripplegraph.agent.decisions.roles import extract_with_model
 from ripplegraph.agent.memory import Session
-from ripplegraph.agent.policies.extraction import OfflineExtractor
-from ripplegraph.agent.roles import extract_with_model
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import IngestState, TraceEvent
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts import extraction

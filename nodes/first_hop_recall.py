@@ -10,9 +10,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.cues import TimeResolver
-from ripplegraph.agent.policies.query import parse_query
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.query import parse_query
+from ripplegraph.agent.memory.cues import TimeResolver
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
 

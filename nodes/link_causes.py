@@ -6,10 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.causal import PMIScorer, assign_clusters
-from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.causal import PMIScorer, assign_clusters
+from ripplegraph.agent.decisions.roles import Usage
 from ripplegraph.agent.errors import ModelUnavailable
-from ripplegraph.agent.roles import Usage
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import IngestState, TraceEvent
 from ripplegraph.agent.store import CAUSAL
 from ripplegraph.agent.tracing import record

@@ -6,8 +6,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.linking import link_units
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.linking import link_units
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import IngestState, TraceEvent
 from ripplegraph.agent.tracing import record
 

@@ -6,9 +6,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.policies.assembly import rank_pool
-from ripplegraph.agent.policies.planning import plan_recollection as make_plan
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.assembly import rank_pool
+from ripplegraph.agent.decisions.policies.planning import plan_recollection as make_plan
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Plan, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
 

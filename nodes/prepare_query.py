@@ -7,8 +7,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, resolve_context, scope
+from ripplegraph.agent.context import Context, resolve_context
 from ripplegraph.agent.memory import MAX_QUERY_CHARS
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import ChatState, TraceEvent
 from ripplegraph.agent.tracing import record
 

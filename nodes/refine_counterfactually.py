@@ -6,12 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.llm import RoleCaller
-from ripplegraph.agent.policies.assembly import rank_pool
-from ripplegraph.agent.policies.counterfactual import seek_constraints
-from ripplegraph.agent.policies.sufficiency import COVERAGE_WINDOW
-from ripplegraph.agent.roles import Usage, decide, risks
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.assembly import rank_pool
+from ripplegraph.agent.decisions.policies.counterfactual import seek_constraints
+from ripplegraph.agent.decisions.policies.sufficiency import COVERAGE_WINDOW
+from ripplegraph.agent.decisions.roles import Usage, decide, risks
+from ripplegraph.agent.models.llm import RoleCaller
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import (
     Evidence,
     EvidenceSource,

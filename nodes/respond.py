@@ -7,8 +7,9 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
-from ripplegraph.agent.roles import reply
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.roles import reply
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import ChatState, TraceEvent
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts import answer as answer_prompt

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.decisions.policies.roots import namespace_roots, route_roots
+from ripplegraph.agent.decisions.roles import Usage, decide, route
 from ripplegraph.agent.memory import RootUnit
-from ripplegraph.agent.policies.roots import namespace_roots, route_roots
-from ripplegraph.agent.roles import Usage, decide, route
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts import root_router

@@ -6,7 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ripplegraph.agent.context import Context, scope
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import IngestState, TraceEvent
 from ripplegraph.agent.tracing import record
 

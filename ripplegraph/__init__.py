@@ -14,7 +14,6 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ripplegraph.agent.client import AsyncMemory, Memory
     from ripplegraph.agent.context import Context, Deployed, Deployment
     from ripplegraph.agent.errors import RippleGraphError
     from ripplegraph.agent.graph import (
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
         ingest_graph,
         recall_graph,
     )
-    from ripplegraph.agent.langgraph_store import RippleGraphStore
     from ripplegraph.agent.memory import (
         MemoryKind,
         MemoryUnit,
@@ -35,15 +33,17 @@ if TYPE_CHECKING:
         Turn,
     )
     from ripplegraph.agent.store import MemoryStore, open_store
-    from ripplegraph.agent.tools import make_forget_tool, make_recall_tool
+    from ripplegraph.agent.surfaces.client import AsyncMemory, Memory
+    from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
+    from ripplegraph.agent.surfaces.tools import make_forget_tool, make_recall_tool
 
 __version__ = version("ripplegraph")
 
 _HOMES = {
-    "AsyncMemory": "ripplegraph.agent.client",
-    "Memory": "ripplegraph.agent.client",
+    "AsyncMemory": "ripplegraph.agent.surfaces.client",
+    "Memory": "ripplegraph.agent.surfaces.client",
     "RippleGraphError": "ripplegraph.agent.errors",
-    "RippleGraphStore": "ripplegraph.agent.langgraph_store",
+    "RippleGraphStore": "ripplegraph.agent.surfaces.langgraph_store",
     "Context": "ripplegraph.agent.context",
     "Deployed": "ripplegraph.agent.context",
     "Deployment": "ripplegraph.agent.context",
@@ -59,8 +59,8 @@ _HOMES = {
     "build_recall_graph": "ripplegraph.agent.graph",
     "chat_graph": "ripplegraph.agent.graph",
     "ingest_graph": "ripplegraph.agent.graph",
-    "make_forget_tool": "ripplegraph.agent.tools",
-    "make_recall_tool": "ripplegraph.agent.tools",
+    "make_forget_tool": "ripplegraph.agent.surfaces.tools",
+    "make_recall_tool": "ripplegraph.agent.surfaces.tools",
     "open_store": "ripplegraph.agent.store",
     "recall_graph": "ripplegraph.agent.graph",
 }

@@ -1,4 +1,4 @@
-"""The package as it installs, for tools that find modules by folder name (mypy, mutmut).
+"""The package as it installs, for tools that find modules by folder name (mypy, mutmut…).
 
 The build backend maps ``ripplegraph.agent`` onto ``agent/`` (and ``nodes``, ``prompts``,
 ``studio`` likewise: ``[tool.setuptools.package-dir]``), which Python's import system follows
@@ -10,8 +10,11 @@ error at the real file.  ``checkout`` builds ``build/mutation/``: the view with 
 file git tracks beside it (tests, pyproject.toml, the docs), where ``make mutate`` runs
 mutmut, whose mutants are then named as the package imports them.
 
-Usage: ``python -m tests.package_view typecheck`` (``make lint``) or ``python -m
-tests.package_view checkout`` (``make mutate``).
+``layers`` checks the import contracts there with import-linter, which finds modules by
+folder too.
+
+Usage: ``python -m tests.package_view typecheck`` and ``python -m tests.package_view layers``
+(``make lint``), or ``python -m tests.package_view checkout`` (``make mutate``).
 """
 
 from __future__ import annotations
@@ -93,8 +96,41 @@ def typecheck() -> int:
     return done.returncode
 
 
+def contracts(view: Path) -> subprocess.CompletedProcess[str]:
+    """Check the import contracts (``[tool.importlinter]``) over a view as it stands.
+
+    import-linter finds a package by its folders, as mypy does, and puts the working directory
+    first on the import path, so it runs inside the view.
+    """
+    return subprocess.run(
+        [
+            str(Path(sys.executable).with_name("lint-imports")),
+            "--no-cache",
+            str(ROOT / "pyproject.toml"),
+        ],
+        cwd=view,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(view)},
+    )
+
+
+def layers() -> int:
+    """Bring the view up to date and check the import contracts there; 0 when all are kept."""
+    build()
+    done = contracts(VIEW)
+    sys.stdout.write(
+        (done.stdout.partition("Contracts\n---------")[2] or done.stdout) + done.stderr
+    )
+    return done.returncode
+
+
 if __name__ == "__main__":
-    verbs = {"checkout": lambda: build(CHECKOUT, everything=True) and 0, "typecheck": typecheck}
+    verbs = {
+        "checkout": lambda: build(CHECKOUT, everything=True) and 0,
+        "typecheck": typecheck,
+        "layers": layers,
+    }
     if len(sys.argv) != 2 or sys.argv[1] not in verbs:
         sys.exit(f"usage: python -m tests.package_view {'|'.join(verbs)}")
     sys.exit(verbs[sys.argv[1]]())

@@ -24,6 +24,7 @@ from ripplegraph.agent.paths import default_store_dir, holds_store
 
 if TYPE_CHECKING:
     from ripplegraph.agent.context import Deployed
+    from ripplegraph.agent.store import MemoryStore
 
 PIPE_WIDTH = 160
 """Columns of output that goes to a pipe or a file (no terminal to fit, COLUMNS unset)."""
@@ -232,6 +233,16 @@ def context_of(
     return deployment.bind(**settings)
 
 
+def store_of(context: Deployed) -> MemoryStore:
+    """The store a command's context names, opened by the services.
+
+    They are imported here, not with the application: ``--help`` and a refusal open nothing.
+    """
+    from ripplegraph.agent.services import Services
+
+    return Services(context.deployment).store()
+
+
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` on stderr; the exit (status 2) to raise."""
     errors.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
@@ -240,7 +251,7 @@ def fail(message: str) -> typer.Exit:
 
 def known_namespace(context: Deployed, namespace: str) -> None:
     """Refuse a namespace the store never held: a typo must not read as "no memories"."""
-    memory = context.store()
+    memory = store_of(context)
     if not memory.known(namespace):
         listed = ", ".join(memory.holding_namespaces(limit=20)) or "none yet"
         raise fail(

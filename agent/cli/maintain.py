@@ -19,6 +19,7 @@ from ripplegraph.agent.cli.app import (
     console,
     context_of,
     fail,
+    store_of,
 )
 from ripplegraph.agent.cli.memory import items_of
 
@@ -41,10 +42,10 @@ def check(
     With --repair the report is what was found; the store is checked again afterwards, and
     the exit status is that second check's.
     """
-    from ripplegraph.agent.linking import link_units
+    from ripplegraph.agent.decisions.linking import link_units
 
     context = context_of(store, chroma_url, database_url, reading=True)
-    memory = context.store()
+    memory = store_of(context)
     report = memory.check(repair=repair)
     consistent = report.consistent
     if repair:
@@ -98,7 +99,7 @@ def compact(
     every namespace too small for a collection of its own (a store of an earlier version
     keeps one per namespace) into rows.
     """
-    memory = context_of(store, chroma_url, database_url, reading=True).store()
+    memory = store_of(context_of(store, chroma_url, database_url, reading=True))
     done = memory.compact(demotions=None)
     if as_json:
         typer.echo(
@@ -121,10 +122,10 @@ def calibrate(
     database_url: DatabaseOption = None,
 ) -> None:
     """Print the cosine distribution that the semantic-edge threshold is calibrated from."""
-    from ripplegraph.agent.linking import similarity_profile
+    from ripplegraph.agent.decisions.linking import similarity_profile
 
     context = context_of(store, chroma_url, database_url, reading=True)
-    memory = context.store()
+    memory = store_of(context)
     if memory.count_units(namespace) < 2:
         raise fail(f"namespace {namespace!r} has fewer than two memories")
     profile = similarity_profile(memory, namespace)

@@ -27,23 +27,24 @@ from ripplegraph.agent.cli.app import (
     errors,
     fail,
     known_namespace,
+    store_of,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ripplegraph.agent.api import Remembered
     from ripplegraph.agent.context import Deployed
-    from ripplegraph.agent.langgraph_store import RippleGraphStore
     from ripplegraph.agent.memory import Session
     from ripplegraph.agent.store.transfer import Transferred
+    from ripplegraph.agent.surfaces.api import Remembered
+    from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 
 
 def ingest_sessions(
     sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
 ) -> Remembered:
     """``remember`` with a progress bar on stderr."""
-    from ripplegraph.agent.api import remember
+    from ripplegraph.agent.surfaces.api import remember
 
     with Progress(
         TextColumn("[bold]ingest[/bold] {task.description}"),
@@ -84,7 +85,7 @@ def ingest(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary last.")] = False,
 ) -> None:
     """Remember a dialogue file: extract memory units, store them, link them."""
-    from ripplegraph.agent.ingest_files import load_sessions
+    from ripplegraph.agent.memory.ingest_files import load_sessions
     from ripplegraph.agent.services import Services
     from ripplegraph.agent.store import LINK_TYPES
 
@@ -109,7 +110,7 @@ def ingest(
 
 def items_of(context: Deployed) -> RippleGraphStore:
     """The deployment as a LangGraph store: what ``add``, ``list`` and MCP go through."""
-    from ripplegraph.agent.langgraph_store import RippleGraphStore
+    from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 
     return RippleGraphStore(deployment=context.deployment, context=context)
 
@@ -130,7 +131,7 @@ def add(
     database_url: DatabaseOption = None,
 ) -> None:
     """Remember one thing said, as Memory.add does; prints the id to forget it by."""
-    from ripplegraph.agent.langgraph_store import add_said
+    from ripplegraph.agent.surfaces.langgraph_store import add_said
 
     words = (sys.stdin.read() if text == "-" else text).strip()
     if not words:
@@ -151,7 +152,7 @@ def list_memories(
     as_json: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
 ) -> None:
     """What a namespace holds, oldest first: added items, and memories ingested otherwise."""
-    from ripplegraph.agent.items import tuple_of, value_text
+    from ripplegraph.agent.memory.items import tuple_of, value_text
 
     context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
@@ -177,7 +178,7 @@ def list_namespaces(
     database_url: DatabaseOption = None,
 ) -> None:
     """The namespaces holding memories, by name, one page at a time, with what each holds."""
-    memory = context_of(store, chroma_url, database_url, reading=True).store()
+    memory = store_of(context_of(store, chroma_url, database_url, reading=True))
     table = Table("namespace", "memories", "added items")
     for namespace in memory.holding_namespaces(prefix, limit, offset):
         table.add_row(
@@ -213,7 +214,7 @@ def forget(
     PostgreSQL's table files is compacted before the command ends (a long-running process
     does that within its erasure window; see compact).
     """
-    from ripplegraph.agent.api import forget_now
+    from ripplegraph.agent.surfaces.api import forget_now
 
     context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
@@ -225,7 +226,7 @@ def forget(
         person=person,
         everything=everything,
     )
-    remaining = context.store().count_units(namespace)
+    remaining = store_of(context).count_units(namespace)
     if as_json:
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
         return
@@ -245,7 +246,7 @@ def export_memories(
 
     context = context_of(store, chroma_url, database_url, reading=True)
     known_namespace(context, namespace)
-    written = export_namespace(context.store(), namespace, out)
+    written = export_namespace(store_of(context), namespace, out)
     console.print(f"wrote {_counts(written)} of {namespace!r} to {out}")
 
 
@@ -262,7 +263,7 @@ def import_memories(
     """Restore an exported namespace (same ids) into a store where it holds nothing yet."""
     from ripplegraph.agent.store.transfer import import_namespace
 
-    restored = import_namespace(context_of(store, chroma_url, database_url).store(), path)
+    restored = import_namespace(store_of(context_of(store, chroma_url, database_url)), path)
     console.print(f"restored {_counts(restored)} into {restored.namespace!r}")
 
 

@@ -28,6 +28,7 @@ from ripplegraph.agent.cli.app import (
     errors,
     fail,
     known_namespace,
+    store_of,
 )
 from ripplegraph.agent.cli.memory import ingest_sessions, summary_table
 from ripplegraph.agent.recall_config import RECIPES
@@ -87,7 +88,7 @@ def _evidence_table(result: RecallOutput, limit: int) -> Table:
 def _write_page(path: Path, values: dict[str, Any], thread_id: str) -> None:
     """The trace page of a finished recall, from its checkpointed state."""
     from ripplegraph.agent.graph import recall_graph
-    from ripplegraph.agent.trace_page import render_page, state_from
+    from ripplegraph.agent.surfaces.trace_page import render_page, state_from
 
     page = render_page(state_from(values), recall_graph.get_graph(), thread_id=thread_id)
     try:
@@ -168,9 +169,9 @@ def ask(
     Every run is checkpointed in the store's checkpoints.sqlite under a thread id, so
     'ripplegraph trace THREAD_ID' can replay its steps later.
     """
-    from ripplegraph.agent.api import answer, checkpointed_recall, recall
-    from ripplegraph.agent.items import checked_query
+    from ripplegraph.agent.memory.items import checked_query
     from ripplegraph.agent.services import Services
+    from ripplegraph.agent.surfaces.api import answer, checkpointed_recall, recall
 
     if recipe not in RECIPES:
         raise fail(f"unknown recipe {recipe!r} (one of {', '.join(RECIPES)})")
@@ -181,7 +182,7 @@ def ask(
     thread_id = thread or uuid.uuid4().hex
     Services(context.deployment).caller()
     known_namespace(context, namespace)
-    if context.store().count_units(namespace) == 0:
+    if store_of(context).count_units(namespace) == 0:
         errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
     with checkpointed_recall(Path(context.deployment.store_dir)) as graph:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
@@ -212,8 +213,8 @@ def show_trace(
     html: HtmlOption = None,
 ) -> None:
     """Render a stored recall thread step by step, with the checkpoint before each step."""
-    from ripplegraph.agent.api import checkpointed_recall
     from ripplegraph.agent.state import TraceEvent
+    from ripplegraph.agent.surfaces.api import checkpointed_recall
 
     store_dir = Path(context_of(store, None, None, reading=True).deployment.store_dir)
     with checkpointed_recall(store_dir) as graph:
@@ -245,8 +246,8 @@ def demo(
     store: StoreOption = None,
 ) -> None:
     """Ingest the built-in demo history offline, then answer the demo questions with traces."""
-    from ripplegraph.agent.api import answer, recall
     from ripplegraph.agent.context import Deployment
+    from ripplegraph.agent.surfaces.api import answer, recall
     from ripplegraph.studio import DEMO_NAMESPACE, demo_questions, demo_sessions
 
     with tempfile.TemporaryDirectory(prefix="ripplegraph-demo-") as scratch:

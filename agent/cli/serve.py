@@ -69,7 +69,7 @@ def ui(
     try:
         import uvicorn
 
-        from ripplegraph.agent.ui.app import create_app
+        from ripplegraph.agent.surfaces.ui.app import create_app
     except ImportError as error:
         raise fail(
             f"the memory browser needs the 'ui' extra ({error.name} is missing): "
@@ -96,7 +96,7 @@ def url_of(host: str, port: int) -> str:
 
 def auth_token(host: str, token: str | None, option: str) -> str | None:
     """The surface's credential once it passes the rule in ``agent.access``."""
-    from ripplegraph.agent.access import checked_token
+    from ripplegraph.agent.surfaces.access import checked_token
 
     return checked_token(host, token, option=option)
 
@@ -147,7 +147,7 @@ def mcp(
     Needs the mcp extra.
     """
     try:
-        from ripplegraph.agent.mcp_server import build_server, http_app
+        from ripplegraph.agent.surfaces.mcp_server import build_server, http_app
     except ImportError as error:
         message = f"the mcp extra is not installed ({error}): pip install 'ripplegraph[mcp]'"
         raise fail(message) from error
@@ -198,7 +198,7 @@ UsersFileOption = Annotated[
 
 
 def _users_path(users_file: Path | None, store: Path | None) -> Path:
-    from ripplegraph.agent import auth
+    from ripplegraph.agent.surfaces import auth
 
     if users_file is not None:
         return users_file
@@ -215,7 +215,7 @@ def add_user(
     store: StoreOption = None,
 ) -> None:
     """Add a user (or rotate their token) and print their bearer token, once."""
-    from ripplegraph.agent import auth
+    from ripplegraph.agent.surfaces import auth
 
     path = _users_path(users_file, store)
     token = auth.add_user(path, identity, namespace)
@@ -230,7 +230,7 @@ def remove_user(
     store: StoreOption = None,
 ) -> None:
     """Remove a user's access (their memories stay until 'ripplegraph forget --all')."""
-    from ripplegraph.agent import auth
+    from ripplegraph.agent.surfaces import auth
 
     path = _users_path(users_file, store)
     if not auth.remove_user(path, identity):
@@ -241,7 +241,7 @@ def remove_user(
 @users.command("list")
 def list_users(users_file: UsersFileOption = None, store: StoreOption = None) -> None:
     """The users and their namespaces (tokens are stored only as digests)."""
-    from ripplegraph.agent import auth
+    from ripplegraph.agent.surfaces import auth
 
     path = _users_path(users_file, store)
     table = Table(title=f"users in {path}")

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from ripplegraph.agent.api import forget_now
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import percentiles
-from ripplegraph.agent.langgraph_store import RippleGraphStore, add_said
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.surfaces.api import forget_now
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore, add_said
 
 CHANGES = 5
 """Adds, each followed by its forget, after which the first page is timed."""
@@ -29,7 +30,7 @@ def time_browser(
     """Milliseconds of the namespace's first page (cold, then warm), a filter, and each ask."""
     from starlette.testclient import TestClient
 
-    from ripplegraph.agent.ui import create_app
+    from ripplegraph.agent.surfaces.ui import create_app
 
     client = TestClient(create_app(context), base_url="http://127.0.0.1:8765")
 
@@ -64,4 +65,8 @@ def time_browser(
 
 
 def _units_of(context: Deployed, namespace: str, key: str) -> list[str]:
-    return [mid for item in context.store().items(namespace, [key]) for mid in item.unit_ids]
+    return [
+        mid
+        for item in Services(context.deployment).store().items(namespace, [key])
+        for mid in item.unit_ids
+    ]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ripplegraph.agent.client import Memory
+from ripplegraph.agent.surfaces.client import Memory
 
 NAMESPACE = "timing"
 SAID = "I'm allergic to shellfish, and I play padel on Sundays."

@@ -29,8 +29,8 @@ from pydantic import ValidationError
 
 from ripplegraph.agent.errors import IngestFileError
 from ripplegraph.agent.eval.systems import first_questions
-from ripplegraph.agent.ingest_files import load_sessions
 from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.memory.ingest_files import load_sessions
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 """LoCoMo's question categories; REALTALK uses the first three."""

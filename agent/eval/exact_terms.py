@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 
 from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 
 LABELS = ("exact-terms-probe",)
 MEMORIES, CODES = 400, 60

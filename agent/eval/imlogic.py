@@ -32,8 +32,9 @@ from typing import Any
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.metrics import KS, hit_at, mean, percentiles
 from ripplegraph.agent.eval.systems import first_questions, make_systems, retrieve
-from ripplegraph.agent.llm import RoleCaller
 from ripplegraph.agent.memory import MemoryUnit, Session, Turn
+from ripplegraph.agent.models.llm import RoleCaller
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.prompts import choice
 from ripplegraph.prompts.evidence import render_memories
@@ -147,7 +148,7 @@ def run_imlogic(
     answerer: RoleCaller | None = None,
 ) -> dict[str, Any]:
     """Score each system overall, per category and per query type, with latency."""
-    store = context.store()
+    store = Services(context.deployment).store()
     results: dict[str, Any] = {"systems": {}, "data": data.counts, "details": {}}
     depth = max(KS)
     for system in make_systems(store, context, systems):

@@ -13,17 +13,18 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from ripplegraph.agent.eval.names import GRAPH_SYSTEMS
 from ripplegraph.agent.eval.systems import make_systems, recipe_context, retrieve
-from ripplegraph.agent.llm import RoleCaller, estimate_tokens
 from ripplegraph.agent.memory import MemoryUnit
+from ripplegraph.agent.models.llm import RoleCaller, estimate_tokens
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.state import Evidence, Plan
 from ripplegraph.agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, MemoryStore
+from ripplegraph.agent.surfaces.api import recall_state
 from ripplegraph.prompts import answer as answer_prompt
 from ripplegraph.prompts import judge
 from ripplegraph.prompts.evidence import render_memories
@@ -45,7 +46,7 @@ def run_locomo(
         With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
         judge role grades the answer against the reference (``Judge``), beside token ``F1``.
     """
-    store = context.store()
+    store = Services(context.deployment).store()
     results: dict[str, Any] = {
         "systems": {},
         "data": data.counts,
@@ -154,7 +155,7 @@ def miss_analysis(
     details = results["details"]
     if system not in details:
         return {}
-    store = context.store()
+    store = Services(context.deployment).store()
     unit_of: dict[tuple[str, str], str] = {}
     for namespace in data.sessions:
         for unit in store.all_units(namespace):

@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.decisions.policies.extraction import restate
 from ripplegraph.agent.eval.metrics import hit_at, mean
 from ripplegraph.agent.eval.scale import peak_mb
 from ripplegraph.agent.eval.systems import System, make_systems
 from ripplegraph.agent.graph import ingest_graph
 from ripplegraph.agent.memory import Session, Turn
-from ripplegraph.agent.policies.extraction import restate
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput
 from ripplegraph.agent.store import LINK_TYPES, Edge
 
@@ -162,7 +163,7 @@ class RecordScorer:
         self, directory: Path, context: Deployed, systems: Sequence[str], fillers: Sequence[int]
     ) -> None:
         self.context = context
-        self.store = context.store()
+        self.store = Services(context.deployment).store()
         self.systems = make_systems(self.store, context, tuple(systems))
         self.templates = [self._template(directory, count) for count in fillers]
 

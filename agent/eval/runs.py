@@ -20,8 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ripplegraph.agent.context import Deployed, Deployment, ModelSettings
 from ripplegraph.agent.eval import report
-from ripplegraph.agent.llm import RoleCaller
 from ripplegraph.agent.memory import Session
+from ripplegraph.agent.models.llm import RoleCaller
 from ripplegraph.agent.services import Services
 
 console = Console()

@@ -27,8 +27,9 @@ from ripplegraph.agent.eval.browsing import time_browser
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.graph import ingest_graph, recall_graph
-from ripplegraph.agent.local_embeddings import reference_model
 from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.models.local_embeddings import reference_model
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput
 from ripplegraph.agent.store import MemoryStore
 
@@ -55,7 +56,7 @@ def peak_mb() -> float:
 
 def timed_ingest(context: Deployed, sessions: Sequence[Session]) -> dict[str, Any]:
     """Ingest into the scale namespace, per node, with the embedding's share measured."""
-    store = context.store()
+    store = Services(context.deployment).store()
     embedded_before = store.embedder.document_seconds
     nodes: dict[str, float] = {}
     started = previous = time.perf_counter()
@@ -103,7 +104,7 @@ def grow(store: MemoryStore, base: Sequence[str], size: int) -> int:
 
 def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> dict[str, Any]:
     """Recall, floor and write→recall timings in the scale namespace as it is now."""
-    store = context.store()
+    store = Services(context.deployment).store()
     for question in questions:  # steady state: every per-namespace value built once, untimed
         recall_graph.invoke(RecallInput(query=question.text, namespace=NAMESPACE), context=context)
     totals: list[float] = []
@@ -160,7 +161,7 @@ def write_then_recall(
 
     Returns the milliseconds of each write, each recall after it, and each forget.
     """
-    store = context.store()
+    store = Services(context.deployment).store()
     writes: list[float] = []
     after: list[float] = []
     written: list[list[str]] = []
@@ -205,7 +206,7 @@ def run_scale(
 ) -> dict[str, Any]:
     """Ingest once, then grow the one namespace through ``sizes`` (ascending) and time it."""
     started = time.perf_counter()
-    store = context.store()
+    store = Services(context.deployment).store()
     store.drop_namespace(NAMESPACE)  # a database that ran the bench before starts empty again
     sessions = [s for conversation in data.sessions.values() for s in conversation]
     ingest = timed_ingest(context, sessions)

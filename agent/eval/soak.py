@@ -31,8 +31,9 @@ from ripplegraph.agent.eval.metrics import percentiles
 from ripplegraph.agent.eval.pool import question, sentence, sentences_in
 from ripplegraph.agent.eval.report import _pyplot, _row
 from ripplegraph.agent.eval.scale import resident_mb
-from ripplegraph.agent.items import namespace_of
-from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.memory.items import namespace_of
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 
 MIX = {"search": 0.35, "put": 0.30, "update": 0.15, "delete": 0.20}
 """Each operation's share of the load; deletes, updates and expiries keep the users' sizes."""
@@ -118,7 +119,7 @@ def _remember_forgotten(store: RippleGraphStore, user: str, key: str, users: _Us
 
 
 def _files(context: Deployed) -> list[Path]:
-    return context.store().files()
+    return Services(context.deployment).store().files()
 
 
 def _left_behind(context: Deployed, users: _Users) -> int:
@@ -128,7 +129,7 @@ def _left_behind(context: Deployed, users: _Users) -> int:
     forgotten text that another memory still holds is not looked for.  Each file is read
     once: every memory id and every pool sentence in it is found by pattern, then compared.
     """
-    memory = context.store()
+    memory = Services(context.deployment).store()
     memory.sweep_expired()
     for (user, key), made in users.expiring.items():
         if not memory.items(namespace_of((user,)), [key]):  # expired and swept
@@ -193,13 +194,13 @@ def run_soak(
     rss.append((time.perf_counter() - began, total, resident_mb()))
     seconds = time.perf_counter() - began
     left = _left_behind(context, users)
-    report = context.store().check()
+    report = Services(context.deployment).store().check()
     return {
         "plan": asdict(plan),
         "backend": {
             "vectors": "chroma-server" if context.deployment.chroma_url else "embedded",
             "relational": "postgresql" if context.deployment.database_url else "sqlite",
-            "collection_threshold": context.store().vectors.threshold,
+            "collection_threshold": Services(context.deployment).store().vectors.threshold,
         },
         "preload_s": round(preload_s, 1),
         "seconds": round(seconds, 1),

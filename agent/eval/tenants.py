@@ -29,6 +29,7 @@ from ripplegraph.agent.eval.report import _pyplot, _row
 from ripplegraph.agent.eval.scale import resident_mb
 from ripplegraph.agent.graph import ingest_graph
 from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput
 
 TEMPLATES = 40
@@ -53,7 +54,7 @@ def _templates(context: Deployed, memories: int, rng: random.Random) -> list[str
 
 def _grow(context: Deployed, templates: Sequence[str], start: int, size: int) -> float:
     """Copy templates into users ``start``..``size - 1``; seconds per user."""
-    store = context.store()
+    store = Services(context.deployment).store()
     began = time.perf_counter()
     for index in range(start, size):
         store.clone_namespace(templates[index % len(templates)], user(index))
@@ -157,7 +158,7 @@ def run_tenants(
         "backend": {
             "vectors": "chroma-server" if context.deployment.chroma_url else "embedded",
             "relational": "postgresql" if context.deployment.database_url else "sqlite",
-            "collection_threshold": context.store().vectors.threshold,
+            "collection_threshold": Services(context.deployment).store().vectors.threshold,
         },
         "sizes": {},
     }
@@ -168,7 +169,9 @@ def run_tenants(
         measured = _probed(context, size, samples, memories)
         added += samples  # the probe's adds stay; its leaving user is forgotten
         units = (len(templates) + size) * memories + added
-        text = statistics.mean(len(u.text.encode()) for u in context.store().all_units(user(0)))
+        text = statistics.mean(
+            len(u.text.encode()) for u in Services(context.deployment).store().all_units(user(0))
+        )
         stored = disk(context)
         total = stored["bytes"] + stored.get("database_bytes", 0)
         measured.update(

@@ -13,7 +13,8 @@ from ripplegraph.agent.store.edges import (
     Edge,
     EdgeType,
 )
-from ripplegraph.agent.store.memory_store import MemoryStore, open_store
+from ripplegraph.agent.store.memory_store import MemoryStore
+from ripplegraph.agent.store.opening import open_store
 
 __all__ = [
     "CAUSAL",

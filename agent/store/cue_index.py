@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit, TimeInterval
+from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.store.lexical import find_position
-from ripplegraph.agent.text import normalise_cue
 
 _NO_TIME = 1e18  # the distance of a unit without a time, as the SQL index gave it
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit
-from ripplegraph.agent.text import tokenize
+from ripplegraph.agent.memory.text import tokenize
 
 K1 = 1.5
 B = 0.75

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Context, Deployed
 from ripplegraph.agent.graph import ingest_graph
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput, IngestOutput
 from ripplegraph.agent.store import MemoryStore
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
@@ -82,7 +83,7 @@ def fresh_context(request: pytest.FixtureRequest, tmp_path: Path) -> Deployed:
 
 @pytest.fixture(scope="module")
 def demo_store(demo_context: Deployed) -> MemoryStore:
-    return demo_context.store()
+    return Services(demo_context.deployment).store()
 
 
 @pytest.fixture

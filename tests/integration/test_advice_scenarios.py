@@ -17,9 +17,10 @@ from collections.abc import Callable
 
 import pytest
 
-from ripplegraph.agent.api import recall, remember
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallOutput, risk_label
+from ripplegraph.agent.surfaces.api import recall, remember
 from tests.advice_scenarios import NOISE, Scenario, scenarios
 from tests.conftest import deployed
 from tests.openai_server import Reply, Request, ScriptedOpenAI
@@ -45,7 +46,7 @@ def ask(
 ) -> tuple[RecallOutput, str]:
     namespace = f"advice-{scenario.name}"
     run = deployed(store_dir=context.deployment.store_dir, recall_recipe=recipe, **settings)
-    units = context.store().all_units(namespace)
+    units = Services(context.deployment).store().all_units(namespace)
     decisive = next(u.id for u in units if scenario.decisive in u.provenance.turn_ids)
     return recall(scenario.question, namespace, run), decisive
 
@@ -62,7 +63,9 @@ def test_the_decisive_disclosure_is_in_the_top_10(
     if scenario.superseded:
         old = next(
             u.id
-            for u in scenario_store.store().all_units(f"advice-{scenario.name}")
+            for u in Services(scenario_store.deployment)
+            .store()
+            .all_units(f"advice-{scenario.name}")
             if scenario.superseded in u.provenance.turn_ids
         )
         assert not any(e.standing for e in result.evidence if e.memory.id == old)

@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ripplegraph.agent.api import recall_state
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed, Deployment
+from ripplegraph.agent.decisions.linking import LinkingConfig
 from ripplegraph.agent.eval.conversations import normalise_evidence
 from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from ripplegraph.agent.eval.systems import reciprocal_rank_fusion
 from ripplegraph.agent.graph import ingest_graph
-from ripplegraph.agent.linking import LinkingConfig
 from ripplegraph.agent.memory import Session, Turn
 from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import IngestInput
+from ripplegraph.agent.surfaces.api import recall_state
 from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import deployed
 from tests.locomo_sample import calvin_sample, write_calvin

@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from ripplegraph.agent.cli import app
-from ripplegraph.agent.client import AsyncMemory, Memory
-from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.context import Deployed, Deployment
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.memory import RootUnit
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.surfaces.client import AsyncMemory, Memory
 from ripplegraph.studio import demo_sessions
 
 pytestmark = pytest.mark.integration
@@ -187,3 +188,10 @@ def test_a_namespace_moves_to_other_backends(
     assert target.check().consistent
     found = there.search(HARBOR, user_id="alex")
     assert "allergic to seafood" in found.context
+
+
+def test_a_bound_deployment_still_opens_its_store_with_a_deprecation(tmp_path: Path) -> None:
+    context = Deployment(store_dir=str(tmp_path / "store")).bind()
+    with pytest.warns(DeprecationWarning, match=r"Services\(context.deployment\).store\(\)"):
+        opened = context.store()
+    assert opened is Services(context.deployment).store()

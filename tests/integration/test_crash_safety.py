@@ -16,9 +16,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ripplegraph.agent.api import remember
 from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.ingest_files import load_sessions
+from ripplegraph.agent.memory.ingest_files import load_sessions
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.surfaces.api import remember
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, check_report, store_args
 
@@ -124,7 +125,7 @@ def reference_ids(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     history = write_history(root / "history.json", range(40))
     reference = deployed(store_dir=str(root / "store"))
     remember(load_sessions(history), "ana", reference)
-    return {u.id for u in reference.store().all_units("ana")}
+    return {u.id for u in Services(reference.deployment).store().all_units("ana")}
 
 
 def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
@@ -140,7 +141,7 @@ def test_sigkill_at_any_point_then_rerun_completes_without_duplicates(
 
     rerun = start_ingest(crash_context, history, "ana", log)
     assert rerun.wait(timeout=300) == 0, log.read_text()
-    store = crash_context.store()
+    store = Services(crash_context.deployment).store()
     units = store.all_units("ana")
     assert len(units) == TOTAL
     assert len({(u.provenance.session_id, *u.provenance.turn_ids) for u in units}) == TOTAL
@@ -162,7 +163,7 @@ def test_two_writers_on_one_store_both_succeed(crash_context: Deployed, tmp_path
         start_ingest(context, first, "ben", log),
     ]
     assert [w.wait(timeout=400) for w in writers] == [0, 0, 0], log.read_text()
-    store = context.store()
+    store = Services(context.deployment).store()
     assert store.count_units("ana") == 36 * 6
     assert store.count_units("ben") == 24 * 6
     report = check_report(context)

@@ -9,7 +9,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from ripplegraph.agent.context import Deployed, RecallLimits
-from ripplegraph.agent.tools import make_recall_tool
+from ripplegraph.agent.surfaces.tools import make_recall_tool
 from ripplegraph.studio import DEMO_NAMESPACE
 from ripplegraph.studio.examples import direct_subgraph, wrapper_node
 from tests.conftest import adjusted

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ripplegraph.agent.cli import app
-from ripplegraph.agent.client import Memory
 from ripplegraph.agent.errors import InvalidValueError, NotFoundError, StoreError
+from ripplegraph.agent.surfaces.client import Memory
 
 pytestmark = pytest.mark.integration
 

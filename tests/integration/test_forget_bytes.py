@@ -27,6 +27,7 @@ from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.memory import MemoryUnit, Session, Turn
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
 from tests.conftest import deployed
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
@@ -56,7 +57,7 @@ def store_bytes(context: Deployed) -> dict[Path, bytes]:
     gone between listing and reading held nothing to find.
     """
     held: dict[Path, bytes] = {}
-    for path in context.store().files():
+    for path in Services(context.deployment).store().files():
         with contextlib.suppress(FileNotFoundError):
             held[path] = path.read_bytes()
     return held
@@ -75,14 +76,14 @@ def cli(context: Deployed, *args: str) -> str:
 def needles(context: Deployed, units: list[MemoryUnit], vectors: dict[str, Any]) -> list[bytes]:
     """What must leave the files: texts and ids, and the vectors Chroma or the rows held here."""
     wanted = [*(u.text.encode() for u in units), *(u.id.encode() for u in units)]
-    if not context.deployment.chroma_url or context.store().vectors.threshold:
+    if not context.deployment.chroma_url or Services(context.deployment).store().vectors.threshold:
         wanted += [vectors[u.id].astype(np.float32).tobytes() for u in units]
     return wanted
 
 
 @pytest.mark.parametrize("selector", SELECTORS)
 def test_forget_leaves_no_bytes_behind(fresh_context: Deployed, selector: str) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
     units = store.all_units("alice")
@@ -127,7 +128,7 @@ def test_the_byte_check_sees_what_a_store_holds(fresh_context: Deployed) -> None
     """The check above can fail: before a forget, the texts are there to be found."""
     ingest(fresh_context, "alice", tenant_sessions(0))
     cli(fresh_context, "ask", "What is Maya allergic to?", "-n", "alice")
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     units = store.all_units("alice")
     files = store_bytes(fresh_context)
     tables = {p: d for p, d in files.items() if p.name != "checkpoints.sqlite"}
@@ -145,7 +146,7 @@ def test_a_running_store_closes_its_erasure_window_by_itself(tmp_path: Path) -> 
     context = deployed(
         store_dir=str(tmp_path / "store"), collection_threshold=0, erasure_window_minutes=0.02
     )
-    store = context.store()
+    store = Services(context.deployment).store()
     ingest(context, "alice", tenant_sessions(0))
     victim = store.all_units("alice")[2]
     vector = store.embeddings("alice", [victim.id])
@@ -161,7 +162,7 @@ def test_a_running_store_closes_its_erasure_window_by_itself(tmp_path: Path) -> 
 def test_index_files_hold_nothing_past_their_live_elements(tmp_path: Path) -> None:
     """Chroma writes its HNSW buffers unzeroed (chroma#7688); the store zeroes the slack."""
     context = deployed(store_dir=str(tmp_path / "store"), collection_threshold=0)
-    store = context.store()
+    store = Services(context.deployment).store()
     ingest(context, "alice", tenant_sessions(0))
     chroma = store.vectors.chroma
     unit = store.all_units("alice")[0]
@@ -190,7 +191,7 @@ def test_a_compaction_removes_what_page_balancing_left(tmp_path: Path) -> None:
     after the compaction (its ``VACUUM``).
     """
     context = deployed(store_dir=str(tmp_path / "store"))
-    store = context.store()
+    store = Services(context.deployment).store()
     sessions = [
         Session(
             id=f"s{day}",

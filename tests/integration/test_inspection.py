@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ripplegraph.agent.checkpointing import memory_saver
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import build_recall_graph, recall_graph
 from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.surfaces.checkpointing import memory_saver
 from ripplegraph.agent.tracing import STREAM_EVENT_TYPE
 from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import adjusted

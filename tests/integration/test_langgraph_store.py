@@ -29,9 +29,9 @@ from typing_extensions import TypedDict
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.errors import InvalidValueError
-from ripplegraph.agent.langgraph_store import RippleGraphStore
 from ripplegraph.agent.store.sql.schema import META, SQLITE, statements
 from ripplegraph.agent.store.transfer import export_namespace, import_namespace
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 from ripplegraph.studio import demo_sessions
 from tests.conftest import deployed
 from tests.integration.test_forget_bytes import found, store_bytes
@@ -145,7 +145,7 @@ def test_search_without_a_query_lists_filters_and_pages(store: RippleGraphStore)
 
 def test_memories_ingested_elsewhere_are_items_under_their_ids(tmp_path: Path) -> None:
     context = deployed(store_dir=str(tmp_path / "store"))
-    from ripplegraph.agent.api import remember
+    from ripplegraph.agent.surfaces.api import remember
 
     remember(demo_sessions()[:2], "alex", context)
     store = RippleGraphStore(deployment=context.deployment)

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from ripplegraph.agent.checkpointing import memory_saver
 from ripplegraph.agent.graph import build_chat_graph
 from ripplegraph.agent.memory import Session, Turn
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import TraceEvent
+from ripplegraph.agent.surfaces.checkpointing import memory_saver
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed
 from tests.integration.conftest import ingest
@@ -252,7 +253,7 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
         DEMO_NAMESPACE,
         [*demo_sessions(), Session(id="party", turns=party)],
     )
-    units = deployed(store_dir=demo_store).store().all_units(DEMO_NAMESPACE)
+    units = Services(deployed(store_dir=demo_store).deployment).store().all_units(DEMO_NAMESPACE)
     wanted = next(u.id for u in units if "seafood place down by the docks" in u.text)
     asked: list[list[str]] = []
 
@@ -376,7 +377,7 @@ def test_write_path_with_a_model(tmp_path: Path) -> None:
             IngestInput(namespace="alex", sessions=[session]), context=context
         )
         result = IngestOutput.model_validate(raw)
-        store = context.store()
+        store = Services(context.deployment).store()
         units = store.all_units("alex")
         assert len(units) == len(LIFE) and all(" said: " in u.text for u in units)
         assert server.calls("extraction") == 3  # 24 turns, windows of 10 sharing 2

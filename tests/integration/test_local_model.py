@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ripplegraph.agent.errors import EmbeddingSetupError
-from ripplegraph.agent.local_embeddings import LocalEmbeddings, reference_model
+from ripplegraph.agent.models.local_embeddings import LocalEmbeddings, reference_model
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +50,7 @@ def test_the_export_runs_once_and_gives_sentence_transformers_vectors(
     # A new process reads the file and never imports the framework that exported it.
     probe = (
         "import json, sys\n"
-        "from ripplegraph.agent.local_embeddings import LocalEmbeddings\n"
+        "from ripplegraph.agent.models.local_embeddings import LocalEmbeddings\n"
         f"v = LocalEmbeddings('all-MiniLM-L6-v2').embed_query({TEXTS[2]!r})\n"
         "print(json.dumps({'v': v, 'torch': 'torch' in sys.modules}))\n"
     )

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from ripplegraph.agent.api import remember
+from ripplegraph.agent.surfaces.api import remember
 from ripplegraph.studio import demo_sessions
 from tests.conftest import deployed, free_port
 

@@ -242,7 +242,7 @@ def test_off_loopback_it_refuses_to_start_without_an_access_token(tmp_path: Path
 def test_with_an_access_token_every_page_asks_for_it_first(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from ripplegraph.agent.ui import create_app
+    from ripplegraph.agent.surfaces.ui import create_app
 
     context = deployed(store_dir=str(tmp_path / "store"))
     client = TestClient(

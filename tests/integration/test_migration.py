@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
-from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 from tests.conftest import deployed
 
 pytestmark = pytest.mark.integration
@@ -38,7 +39,7 @@ def test_a_store_of_the_last_release_migrates_in_place(tmp_path: Path) -> None:
     with tarfile.open(FIXTURE) as archive:
         archive.extractall(directory, filter="data")
     context = deployed(store_dir=str(directory))
-    store = context.store()
+    store = Services(context.deployment).store()
 
     assert store.relational.meta("schema_version") == "5"
     assert store.vectors.placement("alex") == store.vectors.placement("sam") == "collection"

@@ -224,8 +224,8 @@ def test_a_failure_inside_is_a_500_page_with_the_security_headers(
 ) -> None:
     from starlette.testclient import TestClient
 
-    from ripplegraph.agent.ui import app as ui_app
-    from ripplegraph.agent.ui import create_app
+    from ripplegraph.agent.surfaces.ui import app as ui_app
+    from ripplegraph.agent.surfaces.ui import create_app
 
     def broken(*args: Any) -> Any:
         raise RuntimeError("a bug with a secret inside: sk-inner")

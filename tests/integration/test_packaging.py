@@ -41,17 +41,29 @@ print(ripplegraph.__version__, agent.NAME)
 """
 
 
-def run(*command: str | Path, cwd: Path | None = None) -> str:
+def run(*command: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
         [str(part) for part in command],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PIP_NO_INDEX": "1"},
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PIP_NO_INDEX": "1", **(env or {})},
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Please be careful" not in done.stderr, done.stderr[-2000:]
     return done.stdout
+
+
+def make_install_env() -> dict[str, str]:
+    """The environment ``make install`` gives pip (the Makefile's ``QUIET_EDITABLE_NOTE``)."""
+    line = next(
+        line
+        for line in (ROOT / "Makefile").read_text().splitlines()
+        if line.startswith("QUIET_EDITABLE_NOTE :=")
+    )
+    name, _, value = line.partition(":=")[2].strip().partition("=")
+    return {name: value.strip('"')}
 
 
 def installed(tmp_path: Path, *target: str | Path) -> tuple[Path, Path]:
@@ -66,7 +78,12 @@ def installed(tmp_path: Path, *target: str | Path) -> tuple[Path, Path]:
     # An editable install builds here: with the development environment's setuptools, not
     # the older one a new environment may bring.
     run(python, "-m", "pip", "uninstall", "--yes", "--quiet", "setuptools")
-    run(python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet", *target)
+    # As make install runs it: setuptools' boxed note on editable installs is not printed.
+    run(
+        python,
+        *("-m", "pip", "install", "--no-deps", "--no-build-isolation", "--quiet", *target),
+        env=make_install_env(),
+    )
     return python, site
 
 
@@ -100,7 +117,7 @@ def test_the_wheel_installs_only_ripplegraph_and_runs_beside_an_agent_package(
         "agent/cli/app.py",
         "nodes/respond.py",
         "prompts/role.py",
-        "agent/ui/static/ui.css",
+        "agent/surfaces/ui/static/ui.css",
         "studio/demo_history.json",
     ]
     assert {f"ripplegraph/{name}" for name in inside} <= set(names)

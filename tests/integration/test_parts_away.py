@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ripplegraph.agent.api import remember
 from ripplegraph.agent.context import Deployed, Deployment
 from ripplegraph.agent.errors import PartUnavailable
-from ripplegraph.agent.ingest_files import load_sessions
-from ripplegraph.agent.langgraph_store import RippleGraphStore
+from ripplegraph.agent.memory.ingest_files import load_sessions
+from ripplegraph.agent.services import Services
+from ripplegraph.agent.surfaces.api import remember
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 from tests import postgres_server
 from tests.conftest import deployed, free_port, start_chroma, wait_for_http
 from tests.integration.conftest import check_report
@@ -38,7 +39,7 @@ def reference_ids(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     root = tmp_path_factory.mktemp("reference")
     reference = deployed(store_dir=str(root / "store"))
     remember(load_sessions(write_history(root / "history.json", SESSIONS)), "ana", reference)
-    return {u.id for u in reference.store().all_units("ana")}
+    return {u.id for u in Services(reference.deployment).store().all_units("ana")}
 
 
 class Chroma:
@@ -95,7 +96,7 @@ def interrupted_then_rerun(
     context: Deployed, tmp_path: Path, stop: object, start: object, part: str
 ) -> set[str]:
     """Ingest, stop the part a third of the way, check the refusal, start it, ingest again."""
-    context.store()  # made here, so its collection threshold is this test's
+    Services(context.deployment).store()  # made here, so its collection threshold is this test's
     history = write_history(tmp_path / "history.json", SESSIONS)
     log = tmp_path / "ingest.log"
     process = start_ingest(context, history, "ana", log)
@@ -112,7 +113,7 @@ def interrupted_then_rerun(
     report = check_report(context)
     assert report["consistent"] and report["pending_links"] == {}, report
     assert not any(report["leftovers"].values()), report
-    units = context.store().all_units("ana")
+    units = Services(context.deployment).store().all_units("ana")
     assert len({(u.provenance.session_id, *u.provenance.turn_ids) for u in units}) == TOTAL
     return {u.id for u in units}
 

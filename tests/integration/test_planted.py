@@ -19,10 +19,11 @@ from mcp import Client
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.graph import recall_graph
-from ripplegraph.agent.langgraph_store import RippleGraphStore
-from ripplegraph.agent.mcp_server import build_server
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
 from ripplegraph.agent.store.transfer import export_namespace
+from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
+from ripplegraph.agent.surfaces.mcp_server import build_server
 from tests.integration.conftest import backend_context, ingest
 from tests.tenants import secret, tenant_sessions
 
@@ -36,7 +37,7 @@ def planted(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Deployed, s
     context = backend_context(request, tmp_path / "store")
     ingest(context, "alice", tenant_sessions(0))
     ingest(context, "bob", tenant_sessions(1))
-    store = context.store()
+    store = Services(context.deployment).store()
     bobs = next(u for u in store.all_units("bob") if secret(1) in u.text)
     vectors = np.stack(
         [store.embeddings("bob", [bobs.id])[bobs.id], store.embedder.query(QUESTION)]
@@ -52,7 +53,7 @@ def test_no_read_path_returns_a_planted_record(
     planted: tuple[Deployed, str], tmp_path: Path
 ) -> None:
     context, bobs = planted
-    store = context.store()
+    store = Services(context.deployment).store()
     alices = store.unit_ids("alice")
     wanted = {bobs, "m_ghost"}
 

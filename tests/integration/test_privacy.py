@@ -11,13 +11,14 @@ from typer.testing import CliRunner
 
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.decisions.policies.roots import namespace_roots
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.memory import MemoryUnit, RootUnit
-from ripplegraph.agent.policies.roots import namespace_roots
 from ripplegraph.agent.recall_config import RECIPES
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
 from ripplegraph.agent.store import LINK_TYPES, MemoryStore
-from ripplegraph.agent.tools import make_forget_tool
+from ripplegraph.agent.surfaces.tools import make_forget_tool
 from tests.integration.conftest import BACKENDS, backend_context, ingest, store_args
 from tests.tenants import TENANTS, secret, tenant_sessions
 
@@ -60,7 +61,7 @@ def probes(store: MemoryStore, victim: int) -> list[str]:
 )
 @given(data=st.data())
 def test_no_channel_crosses_a_namespace(tenants: Deployed, data: st.DataObject) -> None:
-    store = tenants.store()
+    store = Services(tenants.deployment).store()
     reader = data.draw(st.sampled_from(range(len(TENANTS))), label="reader")
     victim = data.draw(st.sampled_from([i for i in range(len(TENANTS)) if i != reader]))
     query = data.draw(st.sampled_from(probes(store, victim)), label="query")
@@ -88,7 +89,7 @@ def test_no_channel_crosses_a_namespace(tenants: Deployed, data: st.DataObject) 
 
 
 def test_edges_never_cross_namespaces(tenants: Deployed) -> None:
-    store = tenants.store()
+    store = Services(tenants.deployment).store()
     report = store.check()
     assert report.consistent, report.problems
     for namespace in TENANTS:
@@ -102,7 +103,7 @@ def test_edges_never_cross_namespaces(tenants: Deployed) -> None:
 
 def assert_forgotten(context: Deployed, namespace: str, gone: list[MemoryUnit]) -> None:
     """No channel returns a forgotten memory, and the store holds no trace of it."""
-    store = context.store()
+    store = Services(context.deployment).store()
     ids = {u.id for u in gone}
     remaining = {u.id for u in store.all_units(namespace)}
     assert not ids & remaining
@@ -130,7 +131,7 @@ def assert_forgotten(context: Deployed, namespace: str, gone: list[MemoryUnit]) 
 def test_forget_removes_every_trace_and_nothing_else(
     fresh_context: Deployed, selector: str
 ) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
     bob_before = store.all_units("bob")
@@ -163,7 +164,7 @@ def test_forget_removes_every_trace_and_nothing_else(
 
 
 def test_forget_needs_exactly_one_selector(fresh_context: Deployed) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     before = store.count_units("alice")
     for selectors in ({}, {"session": "s1", "person": "Maya"}):
@@ -175,7 +176,7 @@ def test_forget_needs_exactly_one_selector(fresh_context: Deployed) -> None:
 
 
 def test_forget_tool_is_bound_to_its_namespace(fresh_context: Deployed) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
     bob = store.all_units("bob")
@@ -200,7 +201,7 @@ def test_forget_tool_is_bound_to_its_namespace(fresh_context: Deployed) -> None:
 def test_interrupted_forget_leaves_only_invisible_vectors(
     fresh_context: Deployed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     victim = store.all_units("alice")[1]
 
@@ -223,7 +224,7 @@ def test_interrupted_forget_leaves_only_invisible_vectors(
 
 def test_forget_and_check_commands(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
-    units = fresh_context.store().all_units("alice")
+    units = Services(fresh_context.deployment).store().all_units("alice")
     toms = [u for u in units if "Tom" in u.people or u.provenance.speaker == "Tom"]
     assert 0 < len(toms) < len(units)
     opened = store_args(fresh_context)
@@ -259,7 +260,7 @@ def test_store_refuses_the_other_vector_backend(fresh_context: Deployed) -> None
 
 
 def test_forgetting_part_of_a_consolidated_root_marks_it_stale(fresh_context: Deployed) -> None:
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     ingest(fresh_context, "alice", tenant_sessions(0))
     first, second = [u.id for u in store.all_units("alice")[:2]]
     root = RootUnit(id="root_x", person="Maya", topic="diet", rule="No peanuts for Maya.",

@@ -22,7 +22,7 @@ import pytest
 
 from ripplegraph import RippleGraphStore
 from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.items import namespace_of
+from ripplegraph.agent.memory.items import namespace_of
 from tests.integration.conftest import backend_context
 from tests.put_loop import NAMESPACE, STEPS, note, value
 

@@ -24,7 +24,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from ripplegraph import Deployment, RippleGraphStore
-from ripplegraph.agent.items import namespace_of
+from ripplegraph.agent.memory.items import namespace_of
+from ripplegraph.agent.services import Services
 from tests.conftest import free_port, wait_for_http
 from tests.langgraph_server import langgraph_dev
 from tests.openai_server import Reply, Request, ScriptedOpenAI
@@ -77,7 +78,7 @@ def test_ttl(workdir: Path) -> None:
     assert isinstance(store, RippleGraphStore)
     (item,) = store.search(("users", "maya"), query="Where is Maya this week?", limit=1)
     assert item.key == "trip" and item.value["text"] == "I'm in Lisbon until Friday."
-    memory = Deployment(store_dir=str(workdir / "memory")).bind().store()
+    memory = Services(Deployment(store_dir=str(workdir / "memory")).bind().deployment).store()
     (kept,) = memory.items(namespace_of(("users", "maya")), ["trip"])
     assert kept.ttl_minutes == 2 * 24 * 60 and kept.expires_at is not None
 

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 
 import ripplegraph.nodes.check_sufficiency as check_node
-from ripplegraph.agent.checkpointing import memory_saver
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.decisions.policies.assembly import score
+from ripplegraph.agent.decisions.policies.sufficiency import Verdict
 from ripplegraph.agent.graph import build_chat_graph, recall_graph
-from ripplegraph.agent.policies.assembly import score
-from ripplegraph.agent.policies.sufficiency import Verdict
 from ripplegraph.agent.recall_config import RecipeName
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
+from ripplegraph.agent.surfaces.checkpointing import memory_saver
 from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import adjusted
 
@@ -182,7 +183,7 @@ def test_machine_always_ends_within_the_step_bound(
 def test_chat_recalls_responds_and_remembers(demo_context: Deployed) -> None:
     graph = build_chat_graph().compile(checkpointer=memory_saver())
     ctx = demo_context.model_copy(update={"namespace": DEMO_NAMESPACE, "user_name": "Alex"})
-    store = ctx.store()
+    store = Services(ctx.deployment).store()
     before = store.count_units(DEMO_NAMESPACE)
     out = graph.invoke(
         {"messages": [HumanMessage(content=HARBOR)]},
@@ -220,7 +221,7 @@ def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
     assert cues["people"] == ["maya"]
     assert cues["content"] == "What is allergic to?"
     assert allergy(result) and result.evidence[0] is allergy(result)[0]
-    store = demo_context.store()
+    store = Services(demo_context.deployment).store()
     vectors = store.embeddings(DEMO_NAMESPACE, [e.memory.id for e in result.evidence])
     config = demo_context.recall_config()
     for question, should_match in (("What is allergic to?", True), (ALLERGY_Q, False)):

@@ -18,9 +18,10 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from ripplegraph.agent import auth
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallOutput
+from ripplegraph.agent.surfaces import auth
 from tests.conftest import deployed
 from tests.integration.conftest import ingest
 from tests.langgraph_server import langgraph_dev
@@ -119,7 +120,7 @@ def test_a_user_recalls_only_their_own_memories(served: Served, asked: str) -> N
 
 
 def test_a_chat_turn_is_remembered_in_the_users_own_namespace(served: Served) -> None:
-    store = served.context.store()
+    store = Services(served.context.deployment).store()
     before = {ns: store.count_units(ns) for ns in ("alice", "bob")}
     out = served.client("bob").runs.wait(
         None,
@@ -157,7 +158,7 @@ def test_a_user_cannot_reach_another_users_threads(served: Served) -> None:
 def test_the_store_api_reaches_only_the_users_own_memory(served: Served) -> None:
     """``/store/items`` is RippleGraphStore: a user's tuple is their memory, nobody else's."""
     alice, bob = served.client("alice"), served.client("bob")
-    store = served.context.store()
+    store = Services(served.context.deployment).store()
     before = store.count_units("bob")
     alice.store.put_item(("alice", "notes"), "diet", {"text": "I went vegetarian in May."})
     assert alice.store.get_item(("alice", "notes"), "diet")["value"] == {

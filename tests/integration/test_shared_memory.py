@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from ripplegraph import RippleGraphStore
-from ripplegraph.agent.api import recall
 from ripplegraph.agent.context import Deployed
-from ripplegraph.agent.linking import LinkingConfig
+from ripplegraph.agent.decisions.linking import LinkingConfig
+from ripplegraph.agent.surfaces.api import recall
 from tests.integration.conftest import backend_context, ingest, store_args
 from tests.tenants import tenant_sessions
 

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from ripplegraph.agent.checkpointing import memory_saver
 from ripplegraph.agent.graph import build_chat_graph
 from ripplegraph.agent.state import TraceEvent
+from ripplegraph.agent.surfaces.checkpointing import memory_saver
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.conftest import deployed, free_port, wait_for_http
 from tests.integration.conftest import ingest

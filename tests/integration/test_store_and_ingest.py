@@ -8,17 +8,18 @@ import numpy as np
 import pytest
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.decisions.policies.counterfactual import standing_constraints
+from ripplegraph.agent.decisions.policies.roots import namespace_roots
 from ripplegraph.agent.memory import Session, TimeInterval, Turn
-from ripplegraph.agent.policies.counterfactual import standing_constraints
-from ripplegraph.agent.policies.roots import namespace_roots
+from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.recall_config import RECIPES
+from ripplegraph.agent.services import Services
 from ripplegraph.agent.store import LINK_TYPES, MemoryStore, StoreError, memory_store
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import evict_namespace
 from ripplegraph.agent.store.memory_store import MemoryStore as Store
 from ripplegraph.agent.store.vectors import EF_SEARCH, SYNC_THRESHOLD, collection_name
-from ripplegraph.agent.text import normalise_cue
-from ripplegraph.agent.ui.catalog import written
+from ripplegraph.agent.surfaces.ui.catalog import written
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
 from tests.integration.conftest import ingest
 
@@ -240,7 +241,7 @@ def test_collections_search_with_a_wide_candidate_list(fresh_context: Deployed) 
     Widening an existing collection is refused as "database is locked" now and then (about 3
     in 100 on this machine), so many are opened: without the retry this fails almost surely.
     """
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     chroma = store.vectors.chroma
     client = chroma._client
     # Only embedded Chroma refuses now and then; on a server one collection shows the widening.
@@ -267,7 +268,7 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     fresh_context: Deployed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What writes add to the followed values (BM25, vocabulary, roots…) is what a rebuild gives."""
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     sessions = demo_sessions()
     ingest(fresh_context, "ana", sessions[:2])
     store.search_lexical("ana", "warm up", 5)  # every followed value exists before the writes

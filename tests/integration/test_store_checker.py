@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.services import Services
 from tests.integration.conftest import check_report, ingest
 from tests.tenants import tenant_sessions
 
@@ -38,7 +39,7 @@ def unchecked_sql(context: Deployed) -> Iterator[Callable[..., object]]:
 
 def break_store(context: Deployed) -> dict[str, Any]:
     """Damage a store of two namespaces in every way ``check`` knows; returns what was hit."""
-    store = context.store()
+    store = Services(context.deployment).store()
     alice, bob = store.all_units("alice"), store.all_units("bob")
     unvectored, cited = alice[0].id, alice[1].id
     kept_edge = store.neighbours("alice", [alice[2].id], ["semantic", "structural"])[0]
@@ -93,7 +94,7 @@ def break_store(context: Deployed) -> dict[str, Any]:
 def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed) -> None:
     ingest(fresh_context, "alice", tenant_sessions(0))
     ingest(fresh_context, "bob", tenant_sessions(1))
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     edges_before = store.count_edges("alice")
     hit = break_store(fresh_context)
 
@@ -131,7 +132,7 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     assert after["consistent"] and not any(after["problems"].values())
     assert not any(after["leftovers"].values()) and after["pending_links"] == {}
 
-    store = fresh_context.store()
+    store = Services(fresh_context.deployment).store()
     assert store.count_units("alice") == 12 and store.count_units("bob") == hit["bob"]
     assert hit["unvectored"] in store.vectors.ids("alice")
     assert "m_orphan" not in store.vectors.ids("alice")

@@ -10,8 +10,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from ripplegraph.agent.llm import Choice, Outcome, RoleCaller, StructuredOutput, narrowed_schema
-from ripplegraph.agent.roles import answer
+from ripplegraph.agent.decisions.roles import answer
+from ripplegraph.agent.models.llm import (
+    Choice,
+    Outcome,
+    RoleCaller,
+    StructuredOutput,
+    narrowed_schema,
+)
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.prompts import answer as answer_prompt

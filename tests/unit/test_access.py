@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.types import Scope
 
-from ripplegraph.agent.access import (
+from ripplegraph.agent.surfaces.access import (
     MIN_TOKEN_CHARS,
     AccessError,
     Gate,

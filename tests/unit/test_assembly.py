@@ -8,10 +8,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from ripplegraph.agent.llm import estimate_tokens
-from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.models import Embedder
-from ripplegraph.agent.policies.assembly import (
+from ripplegraph.agent.decisions.policies.assembly import (
     rank,
     rank_pool,
     score,
@@ -20,6 +17,9 @@ from ripplegraph.agent.policies.assembly import (
     total,
     walked_last,
 )
+from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.models.llm import estimate_tokens
+from ripplegraph.agent.models.providers import Embedder
 from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.state import Channel, Evidence, EvidenceSource
 from ripplegraph.agent.store import MemoryStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ripplegraph.agent.ui.catalog import Written
+from ripplegraph.agent.surfaces.ui.catalog import Written
 from tests.unit.test_lexical import unit
 
 UNITS = [unit(number, f"memory {number}") for number in range(1, 9)]

@@ -6,8 +6,8 @@ from datetime import datetime
 
 import numpy as np
 
+from ripplegraph.agent.decisions.policies.counterfactual import Constraints, Found, lifted
 from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.counterfactual import Constraints, Found, lifted
 
 DAY = datetime(2024, 5, 1)
 VECTORS = {

@@ -17,10 +17,10 @@ from ripplegraph.agent.context import (
     RecallLimits,
     deployment_of,
     resolve_context,
-    scope,
     tenant,
 )
 from ripplegraph.agent.graph import chat_graph, ingest_graph, recall_graph
+from ripplegraph.agent.services import scope
 
 INFRASTRUCTURE = {"store_dir", "chroma_url", "embedding_model", "model", "base_url"}
 

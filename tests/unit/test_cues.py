@@ -2,11 +2,11 @@ from datetime import datetime
 
 import pytest
 
-from ripplegraph.agent.cues import CueExtractor, TimeResolver
+from ripplegraph.agent.decisions.policies.extraction import OfflineExtractor, classify_kind
+from ripplegraph.agent.decisions.policies.query import parse_query, without_names
 from ripplegraph.agent.memory import MemoryKind, Session, Turn
-from ripplegraph.agent.policies.extraction import OfflineExtractor, classify_kind
-from ripplegraph.agent.policies.query import parse_query, without_names
-from ripplegraph.agent.text import normalise_cue
+from ripplegraph.agent.memory.cues import CueExtractor, TimeResolver
+from ripplegraph.agent.memory.text import normalise_cue
 
 
 def test_speaker_comes_first_and_names_in_name_like_context_are_people() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ripplegraph.agent.roles import Usage, decide
+from ripplegraph.agent.decisions.roles import Usage, decide
 from ripplegraph.agent.spend import Spend
 
 MODEL: Any = object()  # decide hands the caller to ``ask`` untouched

@@ -7,8 +7,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from ripplegraph.agent.checkpointing import sqlite_saver
 from ripplegraph.agent.store.erasure import purge_threads
+from ripplegraph.agent.surfaces.checkpointing import sqlite_saver
 
 
 class Quote(TypedDict):

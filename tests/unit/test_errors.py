@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ripplegraph.agent import auth, cli, errors
+from ripplegraph.agent import cli, errors
+from ripplegraph.agent.surfaces import auth
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_a_bug_is_not_dressed_as_a_refusal(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_pmi_without_an_endpoint_is_a_clear_refusal() -> None:
-    from ripplegraph.agent.causal import PMIScorer
+    from ripplegraph.agent.decisions.causal import PMIScorer
     from ripplegraph.agent.memory import MemoryUnit, Provenance
 
     def unit(mid: str, text: str) -> MemoryUnit:

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ripplegraph.agent.decisions.policies.expansion import cue_match, expand, feedback_target
 from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.expansion import cue_match, expand, feedback_target
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
 from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, Edge
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ripplegraph.agent.ingest_files import IngestFileError, load_sessions
+from ripplegraph.agent.memory.ingest_files import IngestFileError, load_sessions
 
 
 def write(tmp_path: Path, payload: object, name: str = "in.json") -> Path:

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import TypeAdapter
 
 from ripplegraph.agent.errors import InvalidValueError
-from ripplegraph.agent.items import ASSISTANT, namespace_of, sessions_of, tuple_of, turn_id
 from ripplegraph.agent.memory import Namespace, Turn
+from ripplegraph.agent.memory.items import ASSISTANT, namespace_of, sessions_of, tuple_of, turn_id
 
 labels = st.text(min_size=1, max_size=12).filter(lambda s: "." not in s and "\x00" not in s)
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ripplegraph.agent.linking import LinkingConfig, select_edges, structural_similarity
+from ripplegraph.agent.decisions.linking import LinkingConfig, select_edges, structural_similarity
 from ripplegraph.agent.memory import MemoryUnit, Provenance, TimeInterval
 
 CONFIG = LinkingConfig()

@@ -12,7 +12,7 @@ import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from ripplegraph.agent.llm import (
+from ripplegraph.agent.models.llm import (
     DEFAULT_CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
     RoleCaller,

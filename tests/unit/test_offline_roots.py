@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ripplegraph.agent.decisions.policies.roots import build_roots, grouped, route_roots
 from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance
-from ripplegraph.agent.policies.roots import build_roots, grouped, route_roots
 from ripplegraph.agent.state import QueryCues
 
 

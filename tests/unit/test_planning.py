@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ripplegraph.agent.decisions.policies.planning import plan_recollection
 from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.planning import plan_recollection
 from ripplegraph.agent.state import Evidence, QueryCues
 
 

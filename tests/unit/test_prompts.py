@@ -7,8 +7,8 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
-from ripplegraph.agent.llm import RoleCaller, parse_reply
 from ripplegraph.agent.memory import MemoryKind, Session, Turn
+from ripplegraph.agent.models.llm import RoleCaller, parse_reply
 from ripplegraph.agent.spend import Spend
 from ripplegraph.prompts import (
     answer,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.embeddings import Embeddings
 
-from ripplegraph.agent.models import Embedder
+from ripplegraph.agent.models.providers import Embedder
 
 
 class CountingEmbeddings(Embeddings):

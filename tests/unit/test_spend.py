@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ripplegraph.agent.roles import Usage
+from ripplegraph.agent.decisions.roles import Usage
 from ripplegraph.agent.spend import NOTHING, Spend
 from ripplegraph.agent.state import Budget, RecallState, spent_after
 

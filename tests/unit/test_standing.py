@@ -7,14 +7,14 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.standing import (
+from ripplegraph.agent.decisions.policies.standing import (
     Standing,
     overridden,
     said,
     same_attribute,
     standing_fact,
 )
+from ripplegraph.agent.memory import MemoryUnit, Provenance
 
 
 def unit(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ripplegraph.agent.memory import MemoryUnit, Provenance
-from ripplegraph.agent.policies.sufficiency import (
+from ripplegraph.agent.decisions.policies.sufficiency import (
     COVERAGE_WINDOW,
     UNSEEN,
     OfflineSufficiency,
     missing_support,
     rounds_spent,
 )
+from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.state import Evidence, QueryCues
 
 

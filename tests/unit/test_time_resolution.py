@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ripplegraph.agent.cues import TimeResolver
 from ripplegraph.agent.memory import TimeInterval
+from ripplegraph.agent.memory.cues import TimeResolver
 
 BASE = datetime(2023, 5, 8, 13, 56)  # a Monday
 

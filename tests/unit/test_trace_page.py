@@ -18,7 +18,7 @@ from ripplegraph.agent.state import (
     RootUnit,
     TraceEvent,
 )
-from ripplegraph.agent.trace_page import SCRIPT, STYLE, Visit, render_page, walk_steps
+from ripplegraph.agent.surfaces.trace_page import SCRIPT, STYLE, Visit, render_page, walk_steps
 
 LIMITS = {"rounds": 1, "hops": 2, "refinements": 1, "llm_calls": 6, "tokens": 16000}
 HOSTILE = '</td></details><script>alert("pwned")</script><img src="http://evil.test/x.png">'

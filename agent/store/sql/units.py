@@ -10,6 +10,7 @@ from typing import Any
 from typing_extensions import override
 
 from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
+from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import Changes
 from ripplegraph.agent.store.sql.database import (
@@ -19,7 +20,6 @@ from ripplegraph.agent.store.sql.database import (
     chunks,
     last_seq,
 )
-from ripplegraph.agent.text import normalise_cue
 
 _UNIT_CACHE_LIMIT = 200_000
 

@@ -1,0 +1,116 @@
+"""Evidence assembly (RippleMem §2.4): dedupe by id, source-aware score ρ, top-K under a budget.
+
+ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m) + λs·standing(m), where a is the query–memory
+cosine (floored at 0), π sums, over every source that reached m, the source's weight times
+1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
+
+A memory the ``exact`` channel reached alone holds an identifier of the question (a term with
+a digit: a code, an order number), which names it more surely than any similarity: its ρ is
+lifted by the best ρ of the pool's other memories, so such memories come first, in ρ order
+among themselves, with no weight to tune.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ripplegraph.agent.models.llm import estimate_tokens
+from ripplegraph.agent.recall_config import RecallConfig
+from ripplegraph.agent.state import Evidence
+from ripplegraph.agent.store import MemoryStore
+
+
+def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[str, float]:
+    """ρ's three weighted terms for one pooled memory, beside the raw alignment a(q, m)."""
+    path_support = sum(
+        float(getattr(config.weights, s.channel)) / (config.rank_offset + s.rank)
+        for s in item.sources
+    )
+    return {
+        "alignment": alignment,
+        "query": config.lambda_query * max(0.0, alignment),
+        "path": config.lambda_path * path_support,
+        "anchor": config.lambda_anchor * (1.0 if item.anchor else 0.0),
+        "standing": config.lambda_standing * (1.0 if item.standing else 0.0),
+    }
+
+
+def total(parts: dict[str, float]) -> float:
+    """ρ from its weighted terms (and the lift of a memory the question names, if any)."""
+    return (
+        parts["query"] + parts["path"] + parts["anchor"] + parts["standing"] + parts.get("named", 0)
+    )
+
+
+def named(item: Evidence) -> bool:
+    """Whether the question names this memory: it alone holds one of the question's identifiers."""
+    return any(source.channel == "exact" for source in item.sources)
+
+
+def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
+    """Source-aware score ρ of one pooled memory."""
+    return total(score_parts(item, alignment, config))
+
+
+def rank(
+    pool: dict[str, Evidence],
+    query_vector: np.ndarray,
+    vectors: dict[str, np.ndarray],
+    config: RecallConfig,
+) -> list[Evidence]:
+    """Pool items scored by ρ, best first (ties by id for determinism).
+
+    Memories the question names are lifted above the rest (the module's docstring).
+    """
+    parts_of = {}
+    for mid, item in pool.items():
+        alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
+        parts_of[mid] = score_parts(item, alignment, config)
+    lift = max((total(p) for mid, p in parts_of.items() if not named(pool[mid])), default=0.0)
+    scored = []
+    for mid, item in pool.items():
+        parts = parts_of[mid] | ({"named": lift} if named(item) else {})
+        scored.append(
+            item.model_copy(
+                update={
+                    "score": round(total(parts), 6),
+                    "score_parts": {name: round(value, 6) for name, value in parts.items()},
+                }
+            )
+        )
+    return sorted(scored, key=lambda e: (-e.score, e.memory.id))
+
+
+def rank_pool(
+    store: MemoryStore, namespace: str, query: str, pool: dict[str, Evidence], config: RecallConfig
+) -> list[Evidence]:
+    """The pool ranked by ρ against the query (vectors come from the store's cache)."""
+    return rank(pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config)
+
+
+def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
+    """The ranking with memories only the walk reached kept out of its first ``window``.
+
+    The head of the evidence answers the question itself, so it holds what the question's
+    own channels found, in ρ order; the walk completes the set below it.
+    """
+    direct = [item for item in ranked if any(s.channel != "expansion" for s in item.sources)]
+    head = {id(item) for item in direct[:window]}
+    return [*direct[:window], *[item for item in ranked if id(item) not in head]]
+
+
+def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+    """The top ``k`` that fit in ``token_budget`` (a too-long item is skipped, not cut)."""
+    chosen: list[Evidence] = []
+    used = 0
+    for item in ranked:
+        if len(chosen) >= k:
+            break
+        cost = estimate_tokens(item.memory.text) + 12
+        if used + cost > token_budget:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen

@@ -1,5 +1,0 @@
-"""``ripplegraph ui``: a local browser for what a store remembers, and for correcting it."""
-
-from ripplegraph.agent.ui.app import create_app
-
-__all__ = ["create_app"]
