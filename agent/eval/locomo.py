@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from ripplegraph.agent.eval.names import GRAPH_SYSTEMS
-from ripplegraph.agent.eval.systems import make_systems, recipe_context, retrieve
+from ripplegraph.agent.eval.systems import Retrieved, make_systems, recipe_context, retrieve
 from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.models.llm import RoleCaller, estimate_tokens
 from ripplegraph.agent.services import Services
@@ -28,6 +29,61 @@ from ripplegraph.agent.surfaces.api import recall_state
 from ripplegraph.prompts import answer as answer_prompt
 from ripplegraph.prompts import judge
 from ripplegraph.prompts.evidence import render_memories
+
+
+@dataclass
+class _Tally:
+    """One system's scores, latencies and context sizes as the questions come in."""
+
+    per_category: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    per_conversation: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)
+    per_set: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    tokens: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in KS})
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(
+        self, question: Question, found: Retrieved, graded: dict[str, float], kind: str
+    ) -> None:
+        """Score one retrieval against the question's gold turns."""
+        self.latencies.append(found.milliseconds)
+        ordered, turns = found.units, found.turns
+        for k in KS:
+            self.tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
+        conversation = self.per_conversation.setdefault(question.namespace, {})
+        of_kind = self.per_set.setdefault(kind, {})
+        for bucket in (question.category, "overall"):
+            for scores in (
+                self.per_category.setdefault(bucket, {}),
+                conversation.setdefault(bucket, {}),
+                of_kind.setdefault(bucket, {}),
+            ):
+                for k in KS:
+                    scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
+                    scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
+                for metric, value in graded.items():
+                    scores.setdefault(metric, []).append(value)
+        self.details.append(
+            {
+                "namespace": question.namespace,
+                "question": question.text,
+                "category": question.category,
+                "gold": question.gold,
+                "retrieved": turns[: max(KS)],
+            }
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Means per category, latency percentiles, context sizes, per conversation and kind."""
+        return {
+            bucket: {metric: mean(values) for metric, values in scores.items()}
+            for bucket, scores in self.per_category.items()
+        } | {
+            "latency_ms": percentiles(self.latencies),
+            "context_tokens": {f"@{k}": mean(v) for k, v in self.tokens.items()},
+            "conversations": _means(self.per_conversation),
+            "sets": _means(self.per_set),
+        }
 
 
 def run_locomo(
@@ -41,10 +97,12 @@ def run_locomo(
 
     Every score is also kept per conversation (``conversations``): a method change counts when
     it helps on most conversations, not only on their total; and per kind of conversation
-    (``sets``: LoCoMo's, REALTALK's), which a change must serve both of.
+    (``sets``: LoCoMo's, REALTALK's), which a change must serve both of.  Each question goes
+    to every system in turn, each system first as often as the others, so the machine's drift
+    and a question's first, colder run fall on all of them alike and latencies compare.
 
-        With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
-        judge role grades the answer against the reference (``Judge``), beside token ``F1``.
+    With ``answerer``, each system's top-30 evidence also goes to the answer role, and the
+    judge role grades the answer against the reference (``Judge``), beside token ``F1``.
     """
     store = Services(context.deployment).store()
     results: dict[str, Any] = {
@@ -54,53 +112,18 @@ def run_locomo(
         "details": {},
     }
     depth = max(KS)
-    for system in make_systems(store, context, systems):
-        per_category: dict[str, dict[str, list[float]]] = {}
-        per_conversation: dict[str, dict[str, dict[str, list[float]]]] = {}
-        per_set: dict[str, dict[str, dict[str, list[float]]]] = {}
-        latencies: list[float] = []
-        tokens: dict[int, list[float]] = {k: [] for k in KS}
-        details = []
-        for question in data.questions:
+    chosen = make_systems(store, context, systems)
+    tallies = {system.name: _Tally() for system in chosen}
+    for index, question in enumerate(data.questions):
+        turn = index % len(chosen)
+        for system in chosen[turn:] + chosen[:turn]:
             found = retrieve(store, system, question.namespace, question.text, depth)
-            latencies.append(found.milliseconds)
-            ordered, turns = found.units, found.turns
-            for k in KS:
-                tokens[k].append(sum(estimate_tokens(u.text) for u in ordered[:k]))
-            graded = grade(answerer, question, ordered[:ANSWER_K]) if answerer else {}
-            conversation = per_conversation.setdefault(question.namespace, {})
-            kind = per_set.setdefault(data.sets.get(question.namespace, ""), {})
-            for bucket in (question.category, "overall"):
-                for scores in (
-                    per_category.setdefault(bucket, {}),
-                    conversation.setdefault(bucket, {}),
-                    kind.setdefault(bucket, {}),
-                ):
-                    for k in KS:
-                        scores.setdefault(f"R@{k}", []).append(recall_at(turns, question.gold, k))
-                        scores.setdefault(f"All@{k}", []).append(all_at(turns, question.gold, k))
-                    for metric, value in graded.items():
-                        scores.setdefault(metric, []).append(value)
-            details.append(
-                {
-                    "namespace": question.namespace,
-                    "question": question.text,
-                    "category": question.category,
-                    "gold": question.gold,
-                    "retrieved": turns[:depth],
-                }
-            )
+            graded = grade(answerer, question, found.units[:ANSWER_K]) if answerer else {}
+            tallies[system.name].add(question, found, graded, data.sets.get(question.namespace, ""))
             advance()
-        results["systems"][system.name] = {
-            bucket: {metric: mean(values) for metric, values in scores.items()}
-            for bucket, scores in per_category.items()
-        } | {
-            "latency_ms": percentiles(latencies),
-            "context_tokens": {f"@{k}": mean(v) for k, v in tokens.items()},
-            "conversations": _means(per_conversation),
-            "sets": _means(per_set),
-        }
-        results["details"][system.name] = details
+    for system in chosen:
+        results["systems"][system.name] = tallies[system.name].summary()
+        results["details"][system.name] = tallies[system.name].details
     return results
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,31 @@ def test_rank_pool_aligns_the_stored_vectors_with_the_query(tmp_path: Path) -> N
         memory = np.asarray(embeddings.embed_documents([texts[item.memory.id]])[0])
         cosine = memory @ query / (np.linalg.norm(memory) * np.linalg.norm(query))
         assert item.score_parts["alignment"] == pytest.approx(cosine, abs=1e-5)
+    store.close()
+
+
+def test_a_pool_ranked_again_unchanged_is_not_ranked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryStore(tmp_path / "store", Embedder(DeterministicFakeEmbedding(size=16)))
+    texts = {"m1": "Maya is allergic to seafood", "m2": "Harbor Grill serves oysters"}
+    store.add_units([unit(mid, text) for mid, text in texts.items()])
+    pool = {mid: evidence(mid, ("semantic", 1), text=text) for mid, text in texts.items()}
+    read: list[list[str]] = []
+    stored = store.embeddings
+    monkeypatch.setattr(store, "embeddings", lambda ns, ids: read.append(ids) or stored(ns, ids))
+    first = rank_pool(store, "ns", "where to eat with Maya", pool, FULL)
+    again = rank_pool(store, "ns", "where to eat with Maya", dict(pool), FULL)
+    assert again == first and again is not first and len(read) == 1  # same items: not again
+    anchored = {**pool, "m2": pool["m2"].model_copy(update={"anchor": True})}
+    moved = rank_pool(store, "ns", "where to eat with Maya", anchored, FULL)
+    assert len(read) == 2 and moved != first  # an item replaced: ranked again
+    vectors = stored("ns", list(pool))
+    query = store.embedder.query("where to eat with Maya")
+    assert moved == rank(anchored, query, vectors, FULL)
+    rank_pool(store, "ns", "Maya's allergies", pool, FULL)
+    rank_pool(store, "ns", "where to eat with Maya", pool, replace(FULL, rank_offset=9))
+    assert len(read) == 4  # another question, other settings: ranked again
     store.close()
 
 

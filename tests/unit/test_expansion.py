@@ -6,7 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ripplegraph.agent.decisions.policies.expansion import cue_match, expand, feedback_target
+from ripplegraph.agent.decisions.policies.expansion import (
+    cue_match,
+    expand,
+    feedback_target,
+    target_cues,
+)
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
 from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, Edge
@@ -73,8 +78,8 @@ def test_a_memory_reached_by_two_channels_is_kept_once() -> None:
 
 def test_the_target_cues_add_to_similarity_and_top_n_is_per_channel() -> None:
     plan = Plan(anchors=["a"], target_places=["Harbor"], target_terms=["grill"])
-    assert cue_match(unit("x", "dinner at the harbor grill"), plan) == 1.0
-    assert cue_match(unit("x", "a quiet night in"), plan) == 0.0
+    assert cue_match(unit("x", "dinner at the harbor grill"), target_cues(plan)) == 1.0
+    assert cue_match(unit("x", "a quiet night in"), target_cues(plan)) == 0.0
     reached = run(plan, hops=1, top_n=1)
     # harbor: 0.8 cosine + 1.0 cues, best of both channels; d only stays if its channel keeps it.
     assert [(r[0], r[5]) for r in reached] == [("harbor", 1.8)]

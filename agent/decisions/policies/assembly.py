@@ -12,7 +12,10 @@ among themselves, with no weight to tune.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -83,11 +86,80 @@ def rank(
     return sorted(scored, key=lambda e: (-e.score, e.memory.id))
 
 
+@dataclass(frozen=True)
+class _Ranking:
+    store: MemoryStore
+    namespace: str
+    query: str
+    config: RecallConfig
+    items: tuple[Evidence, ...]  # the pool's own objects: held, so identity stays meaningful
+    ranked: list[Evidence]
+
+    def of(
+        self,
+        store: MemoryStore,
+        namespace: str,
+        query: str,
+        pool: dict[str, Evidence],
+        config: RecallConfig,
+    ) -> bool:
+        return (
+            self.store is store
+            and self.namespace == namespace
+            and self.query == query
+            and len(self.items) == len(pool)
+            and all(a is b for a, b in zip(self.items, pool.values(), strict=True))
+            and self.config == config
+        )
+
+
+class _Rankings:
+    """The last few pools ranked, recognised by the identity of their items.
+
+    A recall ranks its pool at each sufficiency check, plan, refinement and assembly, and the
+    pool is often unchanged in between (a plan ranks what the check just ranked).  Pool items
+    are never changed in place (every update is a copy), so the same objects in the same
+    order, with the same query and settings, have the same ranking.  Entries hold the items,
+    so their identities cannot be reused; the deque bounds what is held.
+    """
+
+    def __init__(self, size: int = 16) -> None:
+        self._entries: deque[_Ranking] = deque(maxlen=size)
+        self._lock = threading.Lock()
+
+    def get(
+        self,
+        store: MemoryStore,
+        namespace: str,
+        query: str,
+        pool: dict[str, Evidence],
+        config: RecallConfig,
+    ) -> list[Evidence]:
+        with self._lock:
+            found = next(
+                (e for e in self._entries if e.of(store, namespace, query, pool, config)), None
+            )
+        if found is None:
+            ranked = rank(
+                pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config
+            )
+            found = _Ranking(store, namespace, query, config, tuple(pool.values()), ranked)
+            with self._lock:
+                self._entries.append(found)
+        return list(found.ranked)
+
+
+_rankings = _Rankings()
+
+
 def rank_pool(
     store: MemoryStore, namespace: str, query: str, pool: dict[str, Evidence], config: RecallConfig
 ) -> list[Evidence]:
-    """The pool ranked by ρ against the query (vectors come from the store's cache)."""
-    return rank(pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config)
+    """The pool ranked by ρ against the query (vectors come from the store's cache).
+
+    A pool already ranked (the same items, query and settings) is not ranked again.
+    """
+    return _rankings.get(store, namespace, query, pool, config)
 
 
 def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:

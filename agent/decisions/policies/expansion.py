@@ -31,10 +31,14 @@ class Reached:
     score: float
 
 
-def cue_match(memory: MemoryUnit, plan: Plan) -> float:
-    """Share of the target's people, places and terms the memory carries."""
+def target_cues(plan: Plan) -> frozenset[str]:
+    """The target's people, places and terms, as memories' terms name them."""
     wanted = {normalise_cue(p) for p in [*plan.target_people, *plan.target_places]}
-    wanted |= set(plan.target_terms)
+    return frozenset(wanted | set(plan.target_terms))
+
+
+def cue_match(memory: MemoryUnit, wanted: frozenset[str]) -> float:
+    """Share of the target's cues (``target_cues``) the memory carries."""
     if not wanted:
         return 0.0
     return len(wanted & memory.terms) / len(wanted)
@@ -72,28 +76,31 @@ def expand(
     # Per candidate, the channels that reach it at its depth, each with the path it took.
     channels: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
     frontier = list(plan.anchors)
+    anchors = set(plan.anchors)
     for _ in range(hops):
         next_frontier: list[str] = []
         for edge in store.neighbours(namespace, frontier, edge_types):
-            if edge.dst in plan.anchors:
+            src, dst = edge.src, edge.dst
+            if dst in anchors:
                 continue
-            if edge.dst not in paths:
-                paths[edge.dst] = [*paths[edge.src], edge.dst]
-                walked[edge.dst] = [*walked[edge.src], edge.type]
-                strength[edge.dst] = min(strength[edge.src], edge.weight)
-                next_frontier.append(edge.dst)
-            if len(paths[edge.dst]) == len(paths[edge.src]) + 1:
-                channels.setdefault(edge.dst, {}).setdefault(
-                    edge.type, ([*paths[edge.src], edge.dst], [*walked[edge.src], edge.type])
-                )
+            if dst not in paths:
+                paths[dst] = [*paths[src], dst]
+                walked[dst] = [*walked[src], edge.type]
+                strength[dst] = min(strength[src], edge.weight)
+                next_frontier.append(dst)
+            if len(paths[dst]) == len(paths[src]) + 1:
+                reaching = channels.setdefault(dst, {})
+                if edge.type not in reaching:
+                    reaching[edge.type] = ([*paths[src], dst], [*walked[src], edge.type])
         frontier = next_frontier
     candidates = [mid for mid in channels if mid not in exclude]
     memories = store.get(namespace, candidates)
     vectors = store.embeddings(namespace, list(memories))
+    wanted = target_cues(plan)
     reached: list[Reached] = []
     for mid, memory in memories.items():
         similarity = float(vectors[mid] @ target_vector) if mid in vectors else 0.0
-        score = similarity + cue_match(memory, plan)
+        score = similarity + cue_match(memory, wanted)
         for channel, (path, edges) in sorted(channels[mid].items()):
             reached.append(Reached(memory, channel, path, edges, strength[mid], score))
     kept: dict[str, Reached] = {}
