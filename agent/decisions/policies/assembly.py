@@ -86,30 +86,20 @@ def rank(
     return sorted(scored, key=lambda e: (-e.score, e.memory.id))
 
 
+_Key = tuple[MemoryStore, str, str, RecallConfig]  # store, namespace, query, settings
+
+
 @dataclass(frozen=True)
 class _Ranking:
-    store: MemoryStore
-    namespace: str
-    query: str
-    config: RecallConfig
+    key: _Key
     items: tuple[Evidence, ...]  # the pool's own objects: held, so identity stays meaningful
     ranked: list[Evidence]
 
-    def of(
-        self,
-        store: MemoryStore,
-        namespace: str,
-        query: str,
-        pool: dict[str, Evidence],
-        config: RecallConfig,
-    ) -> bool:
+    def of(self, key: _Key, pool: dict[str, Evidence]) -> bool:
         return (
-            self.store is store
-            and self.namespace == namespace
-            and self.query == query
-            and len(self.items) == len(pool)
+            len(self.items) == len(pool)
             and all(a is b for a, b in zip(self.items, pool.values(), strict=True))
-            and self.config == config
+            and self.key == key
         )
 
 
@@ -119,31 +109,22 @@ class _Rankings:
     A recall ranks its pool at each sufficiency check, plan, refinement and assembly, and the
     pool is often unchanged in between (a plan ranks what the check just ranked).  Pool items
     are never changed in place (every update is a copy), so the same objects in the same
-    order, with the same query and settings, have the same ranking.  Entries hold the items,
-    so their identities cannot be reused; the deque bounds what is held.
+    order, with the same store, query and settings, have the same ranking.  Entries hold the
+    items, so their identities cannot be reused; the deque bounds what is held.
     """
 
     def __init__(self, size: int = 16) -> None:
         self._entries: deque[_Ranking] = deque(maxlen=size)
         self._lock = threading.Lock()
 
-    def get(
-        self,
-        store: MemoryStore,
-        namespace: str,
-        query: str,
-        pool: dict[str, Evidence],
-        config: RecallConfig,
-    ) -> list[Evidence]:
+    def get(self, key: _Key, pool: dict[str, Evidence]) -> list[Evidence]:
         with self._lock:
-            found = next(
-                (e for e in self._entries if e.of(store, namespace, query, pool, config)), None
-            )
+            found = next((e for e in self._entries if e.of(key, pool)), None)
         if found is None:
-            ranked = rank(
-                pool, store.embedder.query(query), store.embeddings(namespace, list(pool)), config
-            )
-            found = _Ranking(store, namespace, query, config, tuple(pool.values()), ranked)
+            store, namespace, query, config = key
+            vectors = store.embeddings(namespace, list(pool))
+            ranked = rank(pool, store.embedder.query(query), vectors, config)
+            found = _Ranking(key, tuple(pool.values()), ranked)
             with self._lock:
                 self._entries.append(found)
         return list(found.ranked)
@@ -159,7 +140,7 @@ def rank_pool(
 
     A pool already ranked (the same items, query and settings) is not ranked again.
     """
-    return _rankings.get(store, namespace, query, pool, config)
+    return _rankings.get((store, namespace, query, config), pool)
 
 
 def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
