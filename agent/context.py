@@ -371,8 +371,8 @@ def tenant(requested: str, runtime: Runtime[Any]) -> str:
 
     Without an authenticated user (the CLI, embedded use, ``langgraph dev`` without an auth
     handler) the caller is trusted and ``requested`` stands.  With one, the user's
-    ``namespace`` (set by ``agent.auth``) or else their identity decides, whatever the run's
-    input names.
+    ``namespace`` (set by ``agent.surfaces.auth``) or else their identity decides, whatever
+    the run's input names.
     """
     info = runtime.server_info
     user = info.user if info is not None else None

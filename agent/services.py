@@ -1,8 +1,8 @@
-"""What a deployment's settings open: the memory store and the model call paths.
+"""What a deployment's settings open: the memory store, the model call paths, a node's scope.
 
-The settings (``agent.context.Deployment``) only describe; this is the one place that turns
-them into live objects, so a node, the CLI and embedding code all open the same store and call
-the model the same way.
+The settings (``agent.context``) only describe and never import this module; this is the one
+place that turns them into live objects, so a node, the CLI and embedding code all open the
+same store and call the model the same way.
 """
 
 from __future__ import annotations

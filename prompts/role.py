@@ -1,6 +1,6 @@
 """What every prompt module builds on: the role type and the notice on quoted data.
 
-Prompt modules import this and their own schemas only; the call path (``agent.llm``) imports
+Prompt modules import this and their own schemas only; the call path (``agent.models.llm``) imports
 the prompts, never the other way round.
 """
 

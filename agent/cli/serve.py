@@ -95,7 +95,7 @@ def url_of(host: str, port: int) -> str:
 
 
 def auth_token(host: str, token: str | None, option: str) -> str | None:
-    """The surface's credential once it passes the rule in ``agent.access``."""
+    """The surface's credential once it passes the rule in ``agent.surfaces.access``."""
     from ripplegraph.agent.surfaces.access import checked_token
 
     return checked_token(host, token, option=option)
