@@ -136,6 +136,42 @@ def test_a_pool_ranked_again_unchanged_is_not_ranked_again(
     store.close()
 
 
+def test_a_grown_pool_scores_only_what_is_new_or_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryStore(tmp_path / "store", Embedder(DeterministicFakeEmbedding(size=16)))
+    texts = {
+        "m1": "Maya is allergic to seafood",
+        "m2": "Harbor Grill serves oysters",
+        "m3": "Maya booked a table for Friday",
+        "code": "Order mk3f9a was for the Harbor Grill",
+    }
+    store.add_units([unit(mid, text) for mid, text in texts.items()])
+    read: list[list[str]] = []
+    stored = store.embeddings
+    monkeypatch.setattr(store, "embeddings", lambda ns, ids: read.append(ids) or stored(ns, ids))
+    query = "where to eat with Maya, order mk3f9a"
+    pool = {
+        "m1": evidence("m1", ("semantic", 1), text=texts["m1"]),
+        "code": evidence("code", ("exact", 1), text=texts["code"]),
+    }
+    first = rank_pool(store, "ns", query, pool, FULL)
+    grown = {
+        **pool,
+        "m2": evidence("m2", ("expansion", 1), text=texts["m2"]),
+        "m3": evidence("m3", ("expansion", 2), text=texts["m3"]),
+    }
+    ranked = rank_pool(store, "ns", query, grown, FULL)
+    assert read[-1] == ["code", "m2", "m3"], "m1 keeps its score; the named memory is lifted anew"
+    kept = {e.memory.id: e for e in first}["m1"]
+    assert {e.memory.id: e for e in ranked}["m1"] is kept
+    vectors = stored("ns", list(grown))
+    assert ranked == rank(grown, store.embedder.query(query), vectors, FULL)
+    assert ranked[0].memory.id == "code"
+    assert ranked[0].score_parts["named"] == pytest.approx(ranked[1].score, abs=1e-5)
+    store.close()
+
+
 def test_select_keeps_the_top_k_that_fit_and_skips_a_long_item() -> None:
     short = [evidence(f"s{i}", text="x" * 40) for i in range(4)]  # 11 + 12 = 23 tokens each
     long = evidence("long", text="y" * 400)  # 101 + 12 tokens

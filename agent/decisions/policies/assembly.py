@@ -57,33 +57,82 @@ def score(item: Evidence, alignment: float, config: RecallConfig) -> float:
     return total(score_parts(item, alignment, config))
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One pooled memory as ranked: the pool's own object, its copy carrying ρ, and ρ unrounded."""
+
+    item: Evidence
+    ranked: Evidence
+    rho: float
+
+
+def still_scored(before: dict[str, Scored], mid: str, item: Evidence) -> bool:
+    """Whether ``item`` keeps its score from ``before``: the same object, and not named."""
+    old = before.get(mid)
+    return old is not None and old.item is item and not named(item)
+
+
+def score_pool(
+    pool: dict[str, Evidence],
+    query_vector: np.ndarray,
+    vectors: dict[str, np.ndarray],
+    config: RecallConfig,
+    before: dict[str, Scored] | None = None,
+) -> dict[str, Scored]:
+    """Each pooled memory scored by ρ, in pool order.
+
+    ``before`` holds the scores of an earlier pool with the same query and settings: a memory
+    whose pool object is the very one scored then keeps its score (items are never changed in
+    place), unless the question names it, whose lift depends on the rest of the pool.
+    ``vectors`` needs only the memories not kept.  Memories the question names are lifted
+    above the rest (the module's docstring).
+    """
+    kept: dict[str, Scored] = {}
+    parts_of: dict[str, dict[str, float]] = {}
+    before = before or {}
+    for mid, item in pool.items():
+        if still_scored(before, mid, item):
+            kept[mid] = before[mid]
+        else:
+            alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
+            parts_of[mid] = score_parts(item, alignment, config)
+    lift = max(
+        [
+            *(s.rho for s in kept.values()),
+            *(total(p) for mid, p in parts_of.items() if not named(pool[mid])),
+        ],
+        default=0.0,
+    )
+    scored: dict[str, Scored] = {}
+    for mid, item in pool.items():
+        if mid in kept:
+            scored[mid] = kept[mid]
+            continue
+        parts = parts_of[mid] | ({"named": lift} if named(item) else {})
+        rho = total(parts)
+        copy = item.model_copy(
+            update={
+                "score": round(rho, 6),
+                "score_parts": {name: round(value, 6) for name, value in parts.items()},
+            }
+        )
+        scored[mid] = Scored(item, copy, rho)
+    return scored
+
+
+def ordered(scored: dict[str, Scored]) -> list[Evidence]:
+    """Scored memories best first (ties by id for determinism)."""
+    return sorted((s.ranked for s in scored.values()), key=lambda e: (-e.score, e.memory.id))
+
+
 def rank(
     pool: dict[str, Evidence],
     query_vector: np.ndarray,
     vectors: dict[str, np.ndarray],
     config: RecallConfig,
 ) -> list[Evidence]:
-    """Pool items scored by ρ, best first (ties by id for determinism).
-
-    Memories the question names are lifted above the rest (the module's docstring).
-    """
-    parts_of = {}
-    for mid, item in pool.items():
-        alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
-        parts_of[mid] = score_parts(item, alignment, config)
-    lift = max((total(p) for mid, p in parts_of.items() if not named(pool[mid])), default=0.0)
-    scored = []
-    for mid, item in pool.items():
-        parts = parts_of[mid] | ({"named": lift} if named(item) else {})
-        scored.append(
-            item.model_copy(
-                update={
-                    "score": round(total(parts), 6),
-                    "score_parts": {name: round(value, 6) for name, value in parts.items()},
-                }
-            )
-        )
-    return sorted(scored, key=lambda e: (-e.score, e.memory.id))
+    """Pool items scored by ρ, best first (ties by id for determinism)."""
+    return ordered(score_pool(pool, query_vector, vectors, config))
 
 
 _Key = tuple[MemoryStore, str, str, RecallConfig]  # store, namespace, query, settings
@@ -92,13 +141,15 @@ _Key = tuple[MemoryStore, str, str, RecallConfig]  # store, namespace, query, se
 @dataclass(frozen=True)
 class _Ranking:
     key: _Key
-    items: tuple[Evidence, ...]  # the pool's own objects: held, so identity stays meaningful
+    scored: dict[str, Scored]  # holds the pool's own objects, so identity stays meaningful
     ranked: list[Evidence]
 
     def of(self, key: _Key, pool: dict[str, Evidence]) -> bool:
         return (
-            len(self.items) == len(pool)
-            and all(a is b for a, b in zip(self.items, pool.values(), strict=True))
+            len(self.scored) == len(pool)
+            and all(
+                s.item is item for s, item in zip(self.scored.values(), pool.values(), strict=True)
+            )
             and self.key == key
         )
 
@@ -106,11 +157,13 @@ class _Ranking:
 class _Rankings:
     """The last few pools ranked, recognised by the identity of their items.
 
-    A recall ranks its pool at each sufficiency check, plan, refinement and assembly, and the
-    pool is often unchanged in between (a plan ranks what the check just ranked).  Pool items
-    are never changed in place (every update is a copy), so the same objects in the same
-    order, with the same store, query and settings, have the same ranking.  Entries hold the
-    items, so their identities cannot be reused; the deque bounds what is held.
+    A recall ranks its pool at each sufficiency check, plan, refinement and assembly; the
+    pool is often unchanged in between (a plan ranks what the check just ranked), and a
+    round of recollection adds to it rather than changing what is there.  Pool items are
+    never changed in place (every update is a copy), so the same objects in the same order,
+    with the same store, query and settings, have the same ranking, and an object scored in
+    the last ranking of that query keeps its score.  Entries hold the items, so their
+    identities cannot be reused; the deque bounds what is held.
     """
 
     def __init__(self, size: int = 16) -> None:
@@ -120,11 +173,14 @@ class _Rankings:
     def get(self, key: _Key, pool: dict[str, Evidence]) -> list[Evidence]:
         with self._lock:
             found = next((e for e in self._entries if e.of(key, pool)), None)
+            last = next((e for e in reversed(self._entries) if e.key == key), None)
         if found is None:
             store, namespace, query, config = key
-            vectors = store.embeddings(namespace, list(pool))
-            ranked = rank(pool, store.embedder.query(query), vectors, config)
-            found = _Ranking(key, tuple(pool.values()), ranked)
+            before = last.scored if last is not None else {}
+            fresh = [m for m, item in pool.items() if not still_scored(before, m, item)]
+            vectors = store.embeddings(namespace, fresh)
+            scored = score_pool(pool, store.embedder.query(query), vectors, config, before)
+            found = _Ranking(key, scored, ordered(scored))
             with self._lock:
                 self._entries.append(found)
         return list(found.ranked)

@@ -69,46 +69,65 @@ def expand(
     top_n: int,
     edge_types: Sequence[str] = (SEMANTIC, STRUCTURAL),
 ) -> list[Reached]:
-    """Breadth-first over typed edges from the anchors, then the best n per channel."""
-    paths: dict[str, list[str]] = {a: [a] for a in plan.anchors}
-    walked: dict[str, list[str]] = {a: [] for a in plan.anchors}  # edge types along paths
-    strength: dict[str, float] = dict.fromkeys(plan.anchors, 1.0)
-    # Per candidate, the channels that reach it at its depth, each with the path it took.
-    channels: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
-    frontier = list(plan.anchors)
+    """Breadth-first over typed edges from the anchors, then the best n per channel.
+
+    The walk keeps, per memory, the edge that first reached it (its path's last step) and,
+    per channel, the memory at the depth above that reached it; paths are spelt out only for
+    the memories kept, since a recall walks about a hundred and keeps a few dozen.
+    """
     anchors = set(plan.anchors)
-    for _ in range(hops):
+    first: dict[str, tuple[str, str]] = {}  # memory -> (where its first path came from, edge)
+    depth = dict.fromkeys(plan.anchors, 0)
+    strength = dict.fromkeys(plan.anchors, 1.0)
+    # Per candidate, the memory one level up that each channel reached it from.
+    via: dict[str, dict[str, str]] = {}
+    frontier = list(plan.anchors)
+    for level in range(1, hops + 1):
         next_frontier: list[str] = []
-        for edge in store.neighbours(namespace, frontier, edge_types):
-            src, dst = edge.src, edge.dst
+        for src, dst, edge_type, weight in store.neighbours(namespace, frontier, edge_types):
             if dst in anchors:
                 continue
-            if dst not in paths:
-                paths[dst] = [*paths[src], dst]
-                walked[dst] = [*walked[src], edge.type]
-                strength[dst] = min(strength[src], edge.weight)
+            if dst not in depth:
+                depth[dst] = level
+                first[dst] = (src, edge_type)
+                held = strength[src]
+                strength[dst] = held if held < weight else weight
                 next_frontier.append(dst)
-            if len(paths[dst]) == len(paths[src]) + 1:
-                reaching = channels.setdefault(dst, {})
-                if edge.type not in reaching:
-                    reaching[edge.type] = ([*paths[src], dst], [*walked[src], edge.type])
+            if depth[dst] == level:
+                via.setdefault(dst, {}).setdefault(edge_type, src)
         frontier = next_frontier
-    candidates = [mid for mid in channels if mid not in exclude]
-    memories = store.get(namespace, candidates)
+
+    def walk_to(mid: str) -> tuple[list[str], list[str]]:
+        path, edges = [mid], []
+        while mid in first:
+            mid, edge_type = first[mid]
+            path.append(mid)
+            edges.append(edge_type)
+        return path[::-1], edges[::-1]
+
+    memories = store.get(namespace, [mid for mid in via if mid not in exclude])
     vectors = store.embeddings(namespace, list(memories))
     wanted = target_cues(plan)
-    reached: list[Reached] = []
-    for mid, memory in memories.items():
-        similarity = float(vectors[mid] @ target_vector) if mid in vectors else 0.0
-        score = similarity + cue_match(memory, wanted)
-        for channel, (path, edges) in sorted(channels[mid].items()):
-            reached.append(Reached(memory, channel, path, edges, strength[mid], score))
+    score = {
+        mid: (float(vectors[mid] @ target_vector) if mid in vectors else 0.0)
+        + cue_match(memory, wanted)
+        for mid, memory in memories.items()
+    }
     kept: dict[str, Reached] = {}
     for channel in edge_types:
         ranked = sorted(
-            (r for r in reached if r.channel == channel),
-            key=lambda r: (-r.score, len(r.path), -r.strength, r.memory.id),
+            (mid for mid in memories if channel in via[mid]),
+            key=lambda mid: (-score[mid], depth[mid], -strength[mid], mid),
         )
-        for r in ranked[:top_n]:
-            kept.setdefault(r.memory.id, r)
+        for mid in ranked[:top_n]:
+            if mid not in kept:
+                path, edges = walk_to(via[mid][channel])
+                kept[mid] = Reached(
+                    memories[mid],
+                    channel,
+                    [*path, mid],
+                    [*edges, channel],
+                    strength[mid],
+                    score[mid],
+                )
     return sorted(kept.values(), key=lambda r: (-r.score, len(r.path), r.memory.id))

@@ -8,11 +8,6 @@ from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.state import Evidence, Plan, QueryCues
 
 
-def _overlap(item: Evidence, cues: QueryCues) -> int:
-    wanted = {normalise_cue(p) for p in [*cues.people, *cues.places]} | set(cues.terms)
-    return len(item.memory.terms & wanted)
-
-
 def _spread(ranked: Sequence[Evidence], cues: QueryCues, max_anchors: int) -> list[Evidence]:
     """Anchors that carry what the question is about, one per session first, best-ranked first.
 
@@ -22,15 +17,19 @@ def _spread(ranked: Sequence[Evidence], cues: QueryCues, max_anchors: int) -> li
     still gets all its anchors.
     """
     content = set(cues.terms)
+    wanted = {normalise_cue(p) for p in [*cues.people, *cues.places]} | content
     fresh = [item for item in ranked if not item.anchor]
     about = [item for item in fresh if item.memory.terms & content]
-    sharing = [item for item in fresh if _overlap(item, cues) > 0]
+    sharing = [item for item in fresh if item.memory.terms & wanted]
     candidates = list({item.memory.id: item for item in [*about, *sharing, *fresh]}.values())
     spread: list[Evidence] = []
+    sessions: set[str] = set()
     for item in candidates:
-        if all(item.memory.provenance.session_id != s.memory.provenance.session_id for s in spread):
+        if item.memory.provenance.session_id not in sessions:
+            sessions.add(item.memory.provenance.session_id)
             spread.append(item)
-    rest = [item for item in candidates if all(item is not s for s in spread)]
+    chosen = {item.memory.id for item in spread}
+    rest = [item for item in candidates if item.memory.id not in chosen]
     return [*spread, *rest][:max_anchors]
 
 

@@ -80,9 +80,12 @@ class EdgeTables(SQLDatabase):
             return []
         edges: list[Edge] = []
         type_marks = ",".join("?" * len(types))
+        # Found by the primary key (src, type, dst), which holds the weight; the namespace
+        # only guards against ids of another one.
+        namespace_column = self.dialect.filter_only.format(column="namespace")
         for chunk, marks in chunks(wanted):
             rows = self._rows(
-                "SELECT src, dst, type, weight FROM edges WHERE namespace = ? "
+                f"SELECT src, dst, type, weight FROM edges WHERE {namespace_column} = ? "
                 f"AND type IN ({type_marks}) AND src IN ({marks}) ORDER BY weight DESC, dst",
                 [namespace, *types, *chunk],
             )

@@ -34,6 +34,9 @@ class Dialect:
     """A table expression of a JSON array's text elements, one ``value`` column."""
     json_length: str
     """The length of a JSON array held in a text column."""
+    filter_only: str
+    """A column compared without its index: SQLite would take a longer index prefix over the
+    primary key, and then look every row up again."""
 
 
 SQLITE = Dialect(
@@ -42,6 +45,7 @@ SQLITE = Dialect(
     table_options=" WITHOUT ROWID",
     json_elements="json_each({column}) AS {alias}",
     json_length="json_array_length({column})",
+    filter_only="+{column}",
 )
 POSTGRES = Dialect(
     blob="BYTEA",
@@ -49,6 +53,7 @@ POSTGRES = Dialect(
     table_options="",
     json_elements="jsonb_array_elements_text({column}::jsonb) AS {alias}(value)",
     json_length="jsonb_array_length({column}::jsonb)",
+    filter_only="{column}",
 )
 
 META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
