@@ -46,6 +46,9 @@ class RecallConfig:
     walk_below_head: bool = True
     """Whether memories only the walk reached rank below the coverage window's direct hits."""
     structural_edges: bool = True
+    dialogue_edges: bool = True
+    """Whether the walk also steps to the memory written just before or after in the same
+    session: a turn of real chat often means something only beside its neighbours."""
     roots: bool = True
     counterfactual: bool = True
     max_anchors: int = 3

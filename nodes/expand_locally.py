@@ -1,4 +1,4 @@
-"""Recall node: bounded expansion from the anchors over semantic and structural edges."""
+"""Recall node: bounded expansion from the anchors over typed edges and along the dialogue."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context
-from ripplegraph.agent.decisions.policies.expansion import expand, feedback_target
+from ripplegraph.agent.decisions.policies.expansion import expand, feedback_target, walked_types
 from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
-from ripplegraph.agent.store import SEMANTIC, STRUCTURAL
 from ripplegraph.agent.tracing import record
 
 
@@ -22,7 +21,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     hops = context.recall.hops
     store = run.store()
     assert state.plan is not None
-    edge_types = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
+    edge_types = walked_types(config)
     target = store.embedder.query(state.plan.target)
     if config.feedback:
         anchors = store.embeddings(run.namespace, state.plan.anchors)

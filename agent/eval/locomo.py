@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.decisions.policies.expansion import walked_types
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import KS, all_at, mean, percentiles, recall_at
 from ripplegraph.agent.eval.names import GRAPH_SYSTEMS
@@ -24,7 +25,7 @@ from ripplegraph.agent.models.llm import RoleCaller, estimate_tokens
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.spend import Spend
 from ripplegraph.agent.state import Evidence, Plan
-from ripplegraph.agent.store import LINK_TYPES, SEMANTIC, STRUCTURAL, MemoryStore
+from ripplegraph.agent.store import DIALOGUE, LINK_TYPES, MemoryStore
 from ripplegraph.agent.surfaces.api import recall_state
 from ripplegraph.prompts import answer as answer_prompt
 from ripplegraph.prompts import judge
@@ -249,7 +250,7 @@ def typed_distance(
         if target in paths:
             break
         next_frontier: set[str] = set()
-        for edge in store.neighbours(namespace, frontier, LINK_TYPES):
+        for edge in store.neighbours(namespace, frontier, (*LINK_TYPES, DIALOGUE)):
             if edge.dst not in paths:
                 paths[edge.dst] = [*paths[edge.src], edge.type]
                 next_frontier.add(edge.dst)
@@ -275,7 +276,7 @@ def passed_over(
         return "never pooled: no expansion ran"
     anchors = set(Plan.model_validate(plan).anchors)
     config = context.recall_config()
-    walked = (SEMANTIC, STRUCTURAL) if config.structural_edges else (SEMANTIC,)
+    walked = walked_types(config)
     frontier, seen = set(anchors), set(anchors)
     for _ in range(context.recall.hops):
         frontier = {e.dst for e in store.neighbours(namespace, frontier, walked)} - seen

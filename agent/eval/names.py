@@ -24,6 +24,7 @@ SYSTEMS = ("bm25", "dense", "hybrid", *GRAPH_SYSTEMS)
 DEFAULT_VARIATIONS = (
     "recollect_covered=false",
     "structural_edges=false",
+    "dialogue_edges=false",
     "walk_below_head=false",
     "spread_anchors=false",
     "feedback=false",

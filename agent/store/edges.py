@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
-EdgeType = Literal["semantic", "structural", "causal", "caused_by"]
+EdgeType = Literal["semantic", "structural", "causal", "caused_by", "dialogue"]
 
 SEMANTIC: EdgeType = "semantic"
 STRUCTURAL: EdgeType = "structural"
 CAUSAL: EdgeType = "causal"  # cause → effect
 CAUSED_BY: EdgeType = "caused_by"  # effect → cause
+DIALOGUE: EdgeType = "dialogue"
+"""The memory written just before or just after in the same session: not stored but followed
+from the write order (``store.dialogue``), so it needs no linking and a forget leaves none."""
 
 LINK_TYPES: tuple[EdgeType, ...] = (SEMANTIC, STRUCTURAL)
 """Undirected types linking builds at ingest; each is stored in both directions."""

@@ -34,7 +34,8 @@ from ripplegraph.agent.store.derived import (
     evict_namespace,
     forgotten_in_namespace,
 )
-from ripplegraph.agent.store.edges import Edge
+from ripplegraph.agent.store.dialogue import Dialogue
+from ripplegraph.agent.store.edges import DIALOGUE, Edge
 from ripplegraph.agent.store.ids import memory_id
 from ripplegraph.agent.store.lexical import Bm25, ranked, sole_holders
 from ripplegraph.agent.store.postgres import PostgresBackend
@@ -535,8 +536,16 @@ class MemoryStore(Upkeep, Records):
     def neighbours(
         self, namespace: str, ids: Iterable[str], edge_types: Iterable[str]
     ) -> list[Edge]:
-        """Typed edges leaving ``ids``, strongest first."""
-        return self.relational.neighbours(namespace, ids, edge_types)
+        """Typed edges leaving ``ids``: the stored ones strongest first, then ``dialogue``'s."""
+        wanted, types = list(ids), list(edge_types)
+        stored = [t for t in types if t != DIALOGUE]
+        edges = self.relational.neighbours(namespace, wanted, stored) if stored else []
+        if DIALOGUE in types:
+            dialogue = self.follow(
+                "dialogue", namespace, Dialogue.of, Dialogue.extended, Dialogue.without
+            )
+            edges += [Edge(src, dst, DIALOGUE, 1.0) for src, dst in dialogue.beside(wanted)]
+        return edges
 
     # --- forgetting items ----------------------------------------------------------------
 

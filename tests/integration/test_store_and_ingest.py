@@ -14,7 +14,7 @@ from ripplegraph.agent.memory import Session, TimeInterval, Turn
 from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.recall_config import RECIPES
 from ripplegraph.agent.services import Services
-from ripplegraph.agent.store import LINK_TYPES, MemoryStore, StoreError, memory_store
+from ripplegraph.agent.store import DIALOGUE, LINK_TYPES, MemoryStore, StoreError, memory_store
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import evict_namespace
 from ripplegraph.agent.store.memory_store import MemoryStore as Store
@@ -397,3 +397,34 @@ def test_the_cue_index_ranks_as_the_sql_did(
         assert [(m.unit_id, m.shared, round(m.time_distance_days, 9)) for m in index] == [
             (mid, shared, round(distance, 9)) for mid, shared, distance in oracle
         ]
+
+
+def test_dialogue_neighbours_are_the_live_turns_either_side_in_the_session(
+    fresh_context: Deployed,
+) -> None:
+    def session(sid: str, *texts: str) -> Session:
+        return Session(id=sid, turns=[Turn(speaker="Ana", text=text) for text in texts])
+
+    first = ("I took up pottery", "What do you make?", "Mostly bowls", "They crack a lot")
+    ingest(fresh_context, "talk", [session("s1", *first), session("s2", "Back from Lisbon")])
+    ingest(fresh_context, "other", [session("s1", "Someone else entirely", "Nothing shared")])
+    store = Services(fresh_context.deployment).store()
+    ids = {u.text.removeprefix("Ana: "): u.id for u in store.all_units("talk")}
+    pottery, asked, bowls, crack = (ids[text] for text in first)
+
+    def around(*of: str) -> list[tuple[str, str]]:
+        return [(e.src, e.dst) for e in store.neighbours("talk", of, [DIALOGUE])]
+
+    assert around(asked) == [(asked, pottery), (asked, bowls)], "before, then after"
+    assert around(pottery, crack) == [(pottery, asked), (crack, bowls)], "a session's ends"
+    assert around(ids["Back from Lisbon"]) == [], "another session is no neighbour"
+    elsewhere = next(u.id for u in store.all_units("other"))
+    assert around(elsewhere) == [], "ids of another namespace are not read"
+    assert all(
+        e.type == DIALOGUE and e.weight == 1.0
+        for e in store.neighbours("talk", [asked], [DIALOGUE])
+    )
+    walked = store.neighbours("talk", [asked], [*LINK_TYPES, DIALOGUE])
+    assert walked[-2:] == store.neighbours("talk", [asked], [DIALOGUE]), "stored edges first"
+    store.forget("talk", memory_ids=[bowls])
+    assert around(asked) == [(asked, pottery), (asked, crack)], "a forgotten turn is stepped over"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -11,10 +12,12 @@ from ripplegraph.agent.decisions.policies.expansion import (
     expand,
     feedback_target,
     target_cues,
+    walked_types,
 )
 from ripplegraph.agent.memory import MemoryUnit, Provenance
+from ripplegraph.agent.recall_config import FULL, RECIPES
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
-from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, Edge
+from ripplegraph.agent.store import DIALOGUE, SEMANTIC, STRUCTURAL, Edge
 
 
 def unit(mid: str, text: str) -> MemoryUnit:
@@ -112,3 +115,23 @@ def test_the_feedback_target_lies_between_the_question_and_its_anchors() -> None
     np.testing.assert_allclose(target, [np.sqrt(0.5), np.sqrt(0.5)], atol=1e-6)
     assert target.dtype == np.float32
     assert feedback_target(question, []) is question, "no anchors: the question itself"
+
+
+def test_the_walk_follows_the_types_the_settings_switch_on() -> None:
+    assert walked_types(FULL) == (SEMANTIC, STRUCTURAL, DIALOGUE)
+    assert walked_types(replace(FULL, dialogue_edges=False)) == (SEMANTIC, STRUCTURAL)
+    assert walked_types(RECIPES["no_structural"]) == (SEMANTIC, DIALOGUE)
+
+
+def test_a_dialogue_neighbour_is_a_channel_of_its_own() -> None:
+    """The turn beside an anchor competes with other turns beside the walk, not with the rest."""
+    edges = [*EDGES, Edge("a", "e", DIALOGUE, 1.0), Edge("b", "f", DIALOGUE, 1.0)]
+    graph = Graph(edges, {**VECTORS, "e": [0, 1], "f": [0.6, 0.8]})
+    plan = Plan(anchors=["a"])
+    types = walked_types(FULL)
+    reached = expand(graph, "ns", plan, TARGET, set(), hops=2, top_n=1, edge_types=types)  # type: ignore[arg-type]
+    by_id = {r.memory.id: r for r in reached}
+    assert by_id["f"].channel == DIALOGUE and by_id["f"].edges == [SEMANTIC, DIALOGUE]
+    assert "e" not in by_id, "only the best dialogue neighbour of the walk is kept"
+    without = expand(graph, "ns", plan, TARGET, set(), hops=2, top_n=1)  # type: ignore[arg-type]
+    assert "f" not in {r.memory.id for r in without}

@@ -15,8 +15,9 @@ import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.memory.text import normalise_cue
+from ripplegraph.agent.recall_config import RecallConfig
 from ripplegraph.agent.state import Plan
-from ripplegraph.agent.store import SEMANTIC, STRUCTURAL, MemoryStore
+from ripplegraph.agent.store import DIALOGUE, SEMANTIC, STRUCTURAL, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,15 @@ class Reached:
     edges: list[str]  # the type of each edge along ``path``; the last one is ``channel``
     strength: float
     score: float
+
+
+def walked_types(config: RecallConfig) -> tuple[str, ...]:
+    """The edge types a walk under ``config`` follows, each a channel of its own."""
+    return (
+        SEMANTIC,
+        *([STRUCTURAL] if config.structural_edges else []),
+        *([DIALOGUE] if config.dialogue_edges else []),
+    )
 
 
 def target_cues(plan: Plan) -> frozenset[str]:

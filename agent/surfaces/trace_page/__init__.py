@@ -93,6 +93,7 @@ def render_body(state: RecallState, machine: Machine, *, thread_id: str = "") ->
             ("query", "first hop (question → memory)"),
             ("semantic", "semantic edge"),
             ("structural", "structural edge"),
+            ("dialogue", "the turn before or after"),
             ("causal", "causal edge"),
             ("root", "root unit → its evidence"),
             ("risk", "risk → what it retrieved"),

@@ -44,8 +44,8 @@ background:#eef0f6}
 .src.semantic{background:#dce8fb}.src.lexical{background:#ece3fb}.src.cue{background:#fbe9d8}
 .src.expansion{background:#d9f3e4}.src.root{background:#eadcfb}
 .src.counterfactual{background:#ffe6c7}
-.edge-semantic{color:#2f6fdb}.edge-structural{color:#1f9d55}.edge-causal,.edge-caused_by{
-color:#d64545}
+.edge-semantic{color:#2f6fdb}.edge-structural{color:#1f9d55}.edge-dialogue{color:#0e8f9a}
+.edge-causal,.edge-caused_by{color:#d64545}
 .anchor{color:#a87900;font-weight:600}
 .llm{background:#eef6ff;border:1px solid #c7dcf7;border-radius:4px;padding:4px 8px;margin:4px 0}
 .llm.fallback{background:#fff1f0;border-color:#f3c2bd}
@@ -65,6 +65,7 @@ svg .mem.hl circle{stroke:#f0b400;stroke-width:4}
 .legend span{display:inline-block;margin-right:14px;font-size:12px}
 .legend i{display:inline-block;width:18px;height:3px;vertical-align:middle;margin-right:4px}
 .legend i.semantic{background:#2f6fdb}.legend i.structural{background:#1f9d55}
+.legend i.dialogue{background:#0e8f9a}
 .legend i.causal{background:#d64545}.legend i.root{background:#8a4fd8}
 .legend i.risk{background:#e07b00}.legend i.query{background:#b8bcc6}
 .scroll{overflow-x:auto}

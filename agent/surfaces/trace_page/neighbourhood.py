@@ -16,6 +16,7 @@ FIRST_HOP = ("semantic", "lexical", "exact", "cue")
 EDGE_COLOURS = {
     "semantic": "#2f6fdb",
     "structural": "#1f9d55",
+    "dialogue": "#0e8f9a",
     "causal": "#d64545",
     "caused_by": "#d64545",
     "root": "#8a4fd8",
