@@ -65,8 +65,8 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
                 node="expand_locally",
                 decision=f"round {round_number}: {len(pool)} new memories",
                 reason=f"{hops}-hop neighbourhood of {len(state.plan.anchors)} anchors over "
-                + " and ".join(edge_types)
-                + " edges, scored against the target",
+                + (f"{', '.join(edge_types[:-1])} and " if len(edge_types) > 1 else "")
+                + f"{edge_types[-1]} edges, scored against the target",
                 added=list(pool),
                 details={"paths": {r.memory.id: r.path for r in reached}},
                 budget=spent_after(state, rounds=1, hops=hops),
