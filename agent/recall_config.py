@@ -37,6 +37,9 @@ class RecallConfig:
     recollect_covered: bool = True
     """Whether a question the first hop covers is still recollected once: coverage cannot see
     a set that is not whole, nor a turn that answers without the question's words."""
+    only_findable: bool = True
+    """Whether a further round is asked for only while something missing could still be
+    found: a term some memory of the namespace holds, or another session when there is one."""
     planned: bool = True
     spread_anchors: bool = True
     """Whether anchors are the evidence about the question, one per session first (else the

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context
 from ripplegraph.agent.decisions.policies.assembly import rank_pool
-from ripplegraph.agent.decisions.policies.sufficiency import OfflineSufficiency, rounds_spent
+from ripplegraph.agent.decisions.policies.sufficiency import (
+    NOTHING_TO_FIND,
+    OfflineSufficiency,
+    findable,
+    rounds_spent,
+)
 from ripplegraph.agent.decisions.roles import control, decide
 from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import RecallState, TraceEvent, spent_after
@@ -32,12 +38,18 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     assert state.cues is not None
     ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
     can_refine = config.counterfactual and state.refinements < context.recall.refinements
+
+    def reachable(missing: Sequence[str]) -> list[str]:
+        held = store.held_terms(run.namespace, missing)
+        return findable(missing, held, store.count_sessions(run.namespace))
+
     verdict = _policy.decide(
         state.cues,
         ranked,
         refined=state.refinements > 0,
         can_refine=can_refine,
         expanded=state.rounds > 0 or not config.recollect_covered,
+        reachable=reachable if config.only_findable else None,
     )
     can_expand = config.expansion and state.rounds < context.recall.rounds
     allowance = state.spent.left_of(context.llm_budget.limit)
@@ -63,6 +75,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     elif decision == "expand" and state.rounds >= context.recall.rounds:
         decision = "stop"
         stop_reason = rounds_spent(state.rounds, context.recall.rounds, verdict.missing)
+    elif decision == "stop" and verdict.missing and not decided.by_model:
+        stop_reason = NOTHING_TO_FIND
     elif decision == "stop":
         stop_reason = "sufficient"
     return {

@@ -25,6 +25,7 @@ DEFAULT_VARIATIONS = (
     "recollect_covered=false",
     "structural_edges=false",
     "dialogue_edges=false",
+    "only_findable=false",
     "walk_below_head=false",
     "spread_anchors=false",
     "feedback=false",

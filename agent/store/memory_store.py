@@ -324,6 +324,14 @@ class MemoryStore(Upkeep, Records):
         """The namespace's known people and places (normalised), most frequent first."""
         return self._vocabulary(namespace).ranked()
 
+    def held_terms(self, namespace: str, terms: Iterable[str]) -> list[str]:
+        """Those of ``terms`` (in ``MemoryUnit.terms``' form) some memory of the namespace holds."""
+        return self._vocabulary(namespace).held(terms)
+
+    def count_sessions(self, namespace: str) -> int:
+        """How many sessions the namespace's memories come from."""
+        return self._vocabulary(namespace).sessions
+
     def latest_time(self, namespace: str) -> datetime | None:
         """The end of the namespace's latest memory time (the "now" of its questions)."""
         return self._vocabulary(namespace).latest

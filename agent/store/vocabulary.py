@@ -1,14 +1,15 @@
-"""A namespace's vocabulary: its people and places with their counts, and its latest time.
+"""A namespace's vocabulary: people, places, terms and sessions with their counts, latest time.
 
 Derived from the units and followed as they change (grown by a write, shrunk by a forget),
-so the cue channel and the planner read it without scanning the namespace.
+so the cue channel, the planner and the sufficiency check read it without scanning the
+namespace.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from ripplegraph.agent.memory import MemoryUnit
@@ -16,7 +17,7 @@ from ripplegraph.agent.memory.text import normalise_cue
 
 
 class Vocabulary:
-    """A namespace's people and places with their unit counts, and its latest memory time.
+    """A namespace's people, places and terms with their unit counts, sessions, latest time.
 
     Edited in place under a lock (a write adds its units, a forget takes them away), so a
     forget costs what it removed; the end times are counted too, so forgetting the newest
@@ -25,7 +26,12 @@ class Vocabulary:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[str, Counter[str]] = {"person": Counter(), "place": Counter()}
+        self._counts: dict[str, Counter[str]] = {
+            "person": Counter(),
+            "place": Counter(),
+            "term": Counter(),
+            "session": Counter(),
+        }
         self._ends: Counter[datetime] = Counter()
         self._latest: datetime | None = None
 
@@ -63,6 +69,17 @@ class Vocabulary:
                 self._latest = max(self._ends, default=None)
         return self
 
+    def held(self, terms: Iterable[str]) -> list[str]:
+        """The terms (``MemoryUnit.terms``' form) that at least one memory holds, in order."""
+        with self._lock:
+            return [term for term in terms if term in self._counts["term"]]
+
+    @property
+    def sessions(self) -> int:
+        """How many sessions the namespace's memories come from."""
+        with self._lock:
+            return len(self._counts["session"])
+
     @property
     def latest(self) -> datetime | None:
         """The end of the latest memory's time, if any memory has one."""
@@ -80,8 +97,12 @@ class Vocabulary:
 
 
 def _cues(unit: MemoryUnit) -> list[tuple[str, set[str]]]:
-    """The unit's people and places, each named once, as the vocabulary counts them."""
+    """The unit's people, places, terms and session, each once, as the vocabulary counts them."""
     return [
-        (kind, {v for v in map(normalise_cue, values) if v})
-        for kind, values in (("person", unit.people), ("place", unit.places))
+        *(
+            (kind, {v for v in map(normalise_cue, values) if v})
+            for kind, values in (("person", unit.people), ("place", unit.places))
+        ),
+        ("term", set(unit.terms)),
+        ("session", {unit.provenance.session_id}),
     ]

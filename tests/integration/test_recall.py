@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,9 +13,9 @@ from langchain_core.messages import HumanMessage
 import ripplegraph.nodes.check_sufficiency as check_node
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.decisions.policies.assembly import score
-from ripplegraph.agent.decisions.policies.sufficiency import Verdict
+from ripplegraph.agent.decisions.policies.sufficiency import NOTHING_TO_FIND, Verdict
 from ripplegraph.agent.graph import build_chat_graph, recall_graph
-from ripplegraph.agent.recall_config import RecipeName
+from ripplegraph.agent.recall_config import FULL, RecipeName
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
 from ripplegraph.agent.surfaces.checkpointing import memory_saver
@@ -36,6 +37,11 @@ def run(
         ctx = ctx.model_copy(update={"recall_recipe": recall_recipe})
     raw = recall_graph.invoke(RecallInput(query=query, namespace=DEMO_NAMESPACE), context=ctx)
     return RecallOutput.model_validate(raw)
+
+
+def every_round(context: Deployed) -> Deployed:
+    """The full graph taking every round it may, findable or not (``only_findable=False``)."""
+    return context.model_copy(update={"recall_settings": replace(FULL, only_findable=False)})
 
 
 def nodes_run(result: RecallOutput) -> list[str]:
@@ -96,7 +102,7 @@ def test_a_covered_question_is_recollected_once_then_stops(demo_context: Deploye
 
 
 def test_expand_then_stop(demo_context: Deployed) -> None:
-    result = run(demo_context, MUGS)
+    result = run(every_round(demo_context), MUGS)
     assert nodes_run(result)[2:5] == ["check_sufficiency", "plan_recollection", "expand_locally"]
     assert result.budget.rounds == result.budget.limits["rounds"] == 2
     assert result.budget.hops == 2 * 2, "two hops in each of the two rounds"
@@ -105,6 +111,23 @@ def test_expand_then_stop(demo_context: Deployed) -> None:
         len(s.path) >= 2 for e in expansion for s in e.sources if s.channel == "expansion"
     )
     assert sum(e.anchor for e in result.evidence) <= 3 * 2, "three anchors a round at most"
+    texts = " ".join(e.memory.text for e in result.evidence)
+    assert "$60 in total" in texts and "five of them" in texts
+
+
+def test_no_further_round_for_what_no_memory_holds(demo_context: Deployed) -> None:
+    """No memory says "gave" or "cost" ("handed out", "$60"): one round, then a stop."""
+    store = Services(demo_context.deployment).store()
+    assert store.held_terms(DEMO_NAMESPACE, ["gave", "cost", "mug"]) == ["mug"]
+    result = run(demo_context, MUGS)
+    checks = [e for e in result.trace if e.node == "check_sufficiency"]
+    assert [(c.decision, c.details["missing"]) for c in checks] == [
+        ("expand", ["gave", "cost"]),
+        ("stop", ["gave", "cost"]),
+    ]
+    assert checks[-1].reason == f"not covered: gave, cost — {NOTHING_TO_FIND}"
+    assert result.stop_reason == NOTHING_TO_FIND
+    assert result.budget.rounds == 1 and result.budget.limits["rounds"] == 2
     texts = " ".join(e.memory.text for e in result.evidence)
     assert "$60 in total" in texts and "five of them" in texts
 
@@ -145,7 +168,14 @@ class RandomController:
         self.decisions = iter(decisions)
 
     def decide(
-        self, cues: Any, ranked: Any, *, refined: bool, can_refine: bool, expanded: bool
+        self,
+        cues: Any,
+        ranked: Any,
+        *,
+        refined: bool,
+        can_refine: bool,
+        expanded: bool,
+        reachable: Any = None,
     ) -> Verdict:
         decision = next(self.decisions, "expand")
         return Verdict(decision, ["anything"], "random")  # type: ignore[arg-type]
@@ -203,7 +233,7 @@ def test_chat_recalls_responds_and_remembers(demo_context: Deployed) -> None:
 
 
 def test_every_recall_event_reports_the_budget_after_it(demo_context: Deployed) -> None:
-    result = run(demo_context, MUGS)
+    result = run(every_round(demo_context), MUGS)
     assert all(event.budget is not None for event in result.trace)
     first, last = [e for e in result.trace if e.node == "expand_locally"]
     assert first.budget == {"llm_calls": 0, "tokens": 0, "rounds": 1, "hops": 2, "refinements": 0}

@@ -273,6 +273,7 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     ingest(fresh_context, "ana", sessions[:2])
     store.search_lexical("ana", "warm up", 5)  # every followed value exists before the writes
     store.vocabulary("ana")
+    terms = sorted({t for u in store.all_units("ana") for t in u.terms} | {"zebra"})
     store.search_cues("ana", ["Maya"], [], None, k=1)
     store.search_vectors("ana", store.embedder.query("hike")[None, :], 1)
     written(store, "ana")
@@ -302,6 +303,8 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
             [u.id for u in written(store, "ana")],
             [store.search_vectors("ana", store.embedder.query(q)[None, :], 20) for q in QUESTIONS],
             store.vocabulary("ana"),
+            store.held_terms("ana", terms),
+            store.count_sessions("ana"),
             store.latest_time("ana"),
             constraints(),
             roots,
@@ -322,6 +325,12 @@ def test_values_grown_by_writes_equal_values_rebuilt_from_scratch(
     evict_namespace(store.directory, "ana")
     assert observed() == shrunk
     assert not set(shrunk[2]) & {u.id for u in early[::2]}
+    held, sessions_left = shrunk[5], shrunk[6]
+    assert "zebra" not in held and sessions_left == len(sessions)
+    forgotten = {t for u in early[::2] for t in u.terms} - {
+        t for u in store.all_units("ana") for t in u.terms
+    }
+    assert forgotten and not forgotten & set(held) and len(held) < len(grown[5])
     rows = store.relational._rows(
         "SELECT value FROM cues WHERE namespace = ? AND kind = 'person' GROUP BY value "
         "ORDER BY COUNT(*) DESC, value",

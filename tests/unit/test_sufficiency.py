@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ripplegraph.agent.decisions.policies.sufficiency import (
+    ANOTHER_SESSION,
     COVERAGE_WINDOW,
     UNSEEN,
     OfflineSufficiency,
+    findable,
     missing_support,
     rounds_spent,
 )
@@ -98,3 +102,41 @@ def test_a_stop_for_spent_rounds_says_what_is_spent_and_what_is_unmatched() -> N
     assert rounds_spent(0, 0, [UNSEEN]) == (
         "recollection rounds spent (0 of 0); every cue of the question is covered"
     )
+
+
+def test_only_what_a_memory_could_supply_is_findable() -> None:
+    missing = ["gift", "tuesday", ANOTHER_SESSION]
+    assert findable(missing, ["gift"], sessions=1) == ["gift"]
+    assert findable(missing, [], sessions=2) == [ANOTHER_SESSION]
+    assert findable(missing, ["tuesday", "gift"], sessions=3) == missing
+
+
+def test_a_further_round_only_while_something_missing_is_findable() -> None:
+    policy = OfflineSufficiency()
+    cues = QueryCues(terms=["mug", "gave", "cost"], multi_part=True)
+    ranked = [item("bought mugs")]
+    asked: list[list[str]] = []
+
+    def nothing(missing: Sequence[str]) -> list[str]:
+        asked.append(list(missing))
+        return []
+
+    first = policy.decide(
+        cues, ranked, refined=False, can_refine=False, expanded=False, reachable=nothing
+    )
+    assert first.decision == "expand" and not asked, "the first round runs regardless"
+    after = policy.decide(
+        cues, ranked, refined=False, can_refine=False, expanded=True, reachable=nothing
+    )
+    assert (after.decision, after.missing) == ("stop", ["gave", "cost", ANOTHER_SESSION])
+    assert after.reason == f"not covered: gave, cost, {ANOTHER_SESSION}"
+    assert asked == [["gave", "cost", ANOTHER_SESSION]]
+    some = policy.decide(
+        cues, ranked, refined=False, can_refine=False, expanded=True, reachable=lambda m: m[:1]
+    )
+    assert (some.decision, some.missing) == ("expand", ["gave", "cost", ANOTHER_SESSION])
+    covered = policy.decide(
+        QueryCues(terms=["mug"]), ranked, refined=False, can_refine=False, expanded=True,
+        reachable=nothing,
+    )  # fmt: skip
+    assert covered.reason == "every query cue and term is covered by the evidence"

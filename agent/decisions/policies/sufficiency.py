@@ -5,12 +5,15 @@ the top evidence, and multi-part questions ("and", "both", "how many", "should I
 than one supporting memory from different sessions.  It names what is missing, which becomes
 the expansion target.  Coverage cannot see a set that is not yet whole (three of a person's
 five books cover "books") nor a turn that answers without the question's words, so a
-question takes one round of recollection even when covered, if the rounds allow.
+question takes one round of recollection even when covered, if the rounds allow.  After a
+round, another is asked for only while what is missing could still be found: a term no
+memory of the namespace holds, or a second session in a one-session memory, is not there to
+be reached, however far the walk goes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ripplegraph.agent.memory.text import normalise_cue
@@ -18,6 +21,8 @@ from ripplegraph.agent.state import Decision, Evidence, QueryCues
 
 COVERAGE_WINDOW = 10  # the evidence a reader would look at first
 UNSEEN = "what coverage cannot see"
+ANOTHER_SESSION = "support from another session"
+NOTHING_TO_FIND = "nothing missing is in this memory"
 
 
 @dataclass(frozen=True)
@@ -42,12 +47,25 @@ def missing_support(cues: QueryCues, ranked: Sequence[Evidence]) -> list[str]:
             item.memory.provenance.session_id for item in top if item.memory.terms & set(wanted)
         }
         if len(supporting) < 2:
-            missing.append("support from another session")
+            missing.append(ANOTHER_SESSION)
     return missing
 
 
+def findable(missing: Sequence[str], held: Sequence[str], sessions: int) -> list[str]:
+    """What of ``missing`` a memory could still supply.
+
+    ``held`` are the missing terms some memory of the namespace holds; another session can
+    be found only in a memory of more than one.
+    """
+    return [m for m in missing if m in held or (m == ANOTHER_SESSION and sessions > 1)]
+
+
+Findable = Callable[[Sequence[str]], Sequence[str]]
+"""What of the missing support the namespace could still supply (``findable``)."""
+
+
 class OfflineSufficiency:
-    """Coverage check; refine decision questions once; recollect once, and again while missing."""
+    """Coverage check; refine decision questions once; recollect once, again while findable."""
 
     def decide(
         self,
@@ -57,11 +75,19 @@ class OfflineSufficiency:
         refined: bool,
         can_refine: bool,
         expanded: bool,
+        reachable: Findable | None = None,
     ) -> Verdict:
-        """Stop, expand towards the missing support, or refine a decision question."""
+        """Stop, expand towards the missing support, or refine a decision question.
+
+        ``reachable`` names what of the missing support could still be found (without it,
+        everything missing could); it is asked once a round has run (``expanded``), since a
+        round also completes sets.
+        """
         missing = missing_support(cues, ranked)
         if cues.decision and not refined and can_refine:
             return Verdict("refine", missing, "advice/plan question: look for constraints first")
+        if missing and expanded and reachable is not None and not reachable(missing):
+            return Verdict("stop", missing, "not covered: " + ", ".join(missing))
         if missing:
             return Verdict("expand", missing, "not covered: " + ", ".join(missing))
         if not expanded:
