@@ -71,6 +71,9 @@ class RecallConfig:
     # deems unrelated to the question), never of a related one.
     lambda_standing: float = 0.6
     unrelated_below: float = 0.25
+    lambda_session: float = 0.05
+    """ρ's lift, as evidence is assembled, for a memory of a session the evidence's head comes
+    from (its first 10 direct hits); the anchor bonus's size."""
     rank_offset: int = 5
     # Questions that ask for a set ("what books…", "how many…", "both…": the query's
     # multi-part cue) gather a pool this many times K before ρ picks K: their evidence is

@@ -7,7 +7,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context
-from ripplegraph.agent.decisions.policies.assembly import rank_pool, select, walked_last
+from ripplegraph.agent.decisions.policies.assembly import (
+    beside_the_head,
+    rank_pool,
+    select,
+    walked_last,
+)
 from ripplegraph.agent.decisions.policies.sufficiency import COVERAGE_WINDOW
 from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import RecallState, TraceEvent, budget_use, spent_after
@@ -21,7 +26,11 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     context = run.context
     store = run.store()
     config = context.recall_config()
-    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
+    ranked = beside_the_head(
+        rank_pool(store, run.namespace, state.alignment_query, state.pool, config),
+        COVERAGE_WINDOW,
+        config.lambda_session,
+    )
     evidence = select(
         walked_last(ranked, COVERAGE_WINDOW) if config.walk_below_head else ranked,
         context.recall.evidence_k,
@@ -38,7 +47,8 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
             TraceEvent(
                 node="assemble_evidence",
                 decision=f"kept {len(evidence)} of {len(ranked)}",
-                reason=f"ρ ranking, K = {context.recall.evidence_k}, "
+                reason=f"ρ ranking (its head's sessions lifted by {config.lambda_session}), "
+                f"K = {context.recall.evidence_k}, "
                 f"{context.recall.context_tokens} context tokens; stop: {stop_reason}",
                 budget=spent_after(state),
             ),

@@ -27,6 +27,7 @@ DEFAULT_VARIATIONS = (
     "dialogue_edges=false",
     "only_findable=false",
     "walk_below_head=false",
+    "lambda_session=0,0.1",
     "spread_anchors=false",
     "feedback=false",
     "rounds=1,3",

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from ripplegraph.agent.decisions.policies.assembly import (
+    beside_the_head,
     rank,
     rank_pool,
     score,
@@ -36,9 +37,12 @@ def evidence(
     anchor: bool = False,
     standing: bool = False,
     text: str = "",
+    session: str = "s1",
+    rho: float = 0.0,
 ) -> Evidence:
     return Evidence(
-        memory=unit(mid, text or f"memory {mid}"),
+        memory=unit(mid, text or f"memory {mid}", session),
+        score=rho,
         sources=[EvidenceSource(channel=c, rank=r, score=0.0) for c, r in sources],
         anchor=anchor,
         standing=standing,
@@ -198,6 +202,27 @@ def test_memories_only_the_walk_reached_stay_below_the_head() -> None:
     assert order == ["a", "b", "both", "w1", "w2", "c"], "the head is the direct hits, in ρ order"
     assert [e.memory.id for e in walked_last(ranked, 10)] == ["a", "b", "both", "c", "w1", "w2"]
     assert walked_last(ranked, 0) == ranked
+
+
+def test_memories_of_the_heads_sessions_are_lifted() -> None:
+    ranked = [
+        evidence("a", ("semantic", 1), session="s1", rho=0.9),
+        evidence("w1", ("expansion", 1), session="s2", rho=0.8),
+        evidence("b", ("lexical", 2), session="s3", rho=0.7),
+        evidence("w2", ("expansion", 2), session="s1", rho=0.66),
+        evidence("c", ("semantic", 3), session="s2", rho=0.65),
+    ]
+    lifted = beside_the_head(ranked, 2, 0.1)
+    assert [(e.memory.id, e.score) for e in lifted] == [
+        ("a", 1.0),
+        ("b", 0.8),
+        ("w1", 0.8),
+        ("w2", 0.76),
+        ("c", 0.65),
+    ], "the head (a, b: the first two direct hits) is in s1 and s3; w1's s2 is not"
+    assert lifted[0].score_parts == {"session": 0.1} and "session" not in lifted[2].score_parts
+    assert beside_the_head(ranked, 2, 0.0) == ranked
+    assert [e.memory.id for e in beside_the_head(ranked, 3, 0.1)][:3] == ["a", "w1", "b"]
 
 
 def test_a_memory_the_question_names_is_lifted_above_every_other() -> None:

@@ -3,6 +3,8 @@
 ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m) + λs·standing(m), where a is the query–memory
 cosine (floored at 0), π sums, over every source that reached m, the source's weight times
 1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
+The evidence as assembled adds λσ·session(m), which marks a memory of a session the head of
+the evidence comes from (``beside_the_head``).
 
 A memory the ``exact`` channel reached alone holds an identifier of the question (a term with
 a digit: a code, an order number), which names it more surely than any similarity: its ρ is
@@ -199,13 +201,45 @@ def rank_pool(
     return _rankings.get((store, namespace, query, config), pool)
 
 
+def found_directly(item: Evidence) -> bool:
+    """Whether one of the question's own channels found the memory (not only the walk)."""
+    return any(s.channel != "expansion" for s in item.sources)
+
+
+def beside_the_head(ranked: Sequence[Evidence], window: int, lift: float) -> list[Evidence]:
+    """The ranking with memories of the head's sessions lifted by ``lift`` (ρ's term "session").
+
+    The head is the first ``window`` memories the question's own channels found.  A
+    conversation keeps to its topic within a session, so what completes the evidence is more
+    often written beside what answers the question than elsewhere.
+    """
+    if not lift:
+        return list(ranked)
+    sessions = {
+        item.memory.provenance.session_id
+        for item in [i for i in ranked if found_directly(i)][:window]
+    }
+    lifted = [
+        item.model_copy(
+            update={
+                "score": round(item.score + lift, 6),
+                "score_parts": item.score_parts | {"session": lift},
+            }
+        )
+        if item.memory.provenance.session_id in sessions
+        else item
+        for item in ranked
+    ]
+    return sorted(lifted, key=lambda e: (-e.score, e.memory.id))
+
+
 def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
     """The ranking with memories only the walk reached kept out of its first ``window``.
 
     The head of the evidence answers the question itself, so it holds what the question's
     own channels found, in ρ order; the walk completes the set below it.
     """
-    direct = [item for item in ranked if any(s.channel != "expansion" for s in item.sources)]
+    direct = [item for item in ranked if found_directly(item)]
     head = {id(item) for item in direct[:window]}
     return [*direct[:window], *[item for item in ranked if id(item) not in head]]
 

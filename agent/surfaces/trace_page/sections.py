@@ -156,6 +156,7 @@ def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str
             f'<td class="num"><b>{item.score:.3f}</b></td><td class="num">{cell("alignment")}'
             f'</td><td class="num">{cell("query")}</td><td class="num">{cell("path")}</td>'
             f'<td class="num">{cell("anchor")}</td><td class="num">{cell("standing")}</td>'
+            f'<td class="num">{cell("session")}</td>'
             f"<td>{esc(memory.text)}"
             + (' <span class="anchor">⚓ anchor</span>' if item.anchor else "")
             + (' <span class="anchor">standing fact</span>' if item.standing else "")
@@ -164,7 +165,8 @@ def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str
         )
     return (
         '<table class="ev"><thead><tr><th>#</th><th>ρ</th><th>a(q,m)</th><th>λq·a</th>'
-        "<th>λp·π</th><th>λa·anchor</th><th>λs·standing</th><th>memory</th><th>reached by</th>"
+        "<th>λp·π</th><th>λa·anchor</th><th>λs·standing</th><th>λσ·session</th><th>memory</th>"
+        "<th>reached by</th>"
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
 
