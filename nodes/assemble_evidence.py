@@ -9,6 +9,8 @@ from langgraph.runtime import Runtime
 from ripplegraph.agent.context import Context
 from ripplegraph.agent.decisions.policies.assembly import (
     beside_the_head,
+    head_sessions,
+    lifted,
     rank_pool,
     select,
     walked_last,
@@ -26,15 +28,17 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     context = run.context
     store = run.store()
     config = context.recall_config()
-    ranked = beside_the_head(
-        rank_pool(store, run.namespace, state.alignment_query, state.pool, config),
-        COVERAGE_WINDOW,
-        config.lambda_session,
-    )
-    evidence = select(
-        walked_last(ranked, COVERAGE_WINDOW) if config.walk_below_head else ranked,
-        context.recall.evidence_k,
-        context.recall.context_tokens,
+    ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
+    sessions, lift = head_sessions(ranked, COVERAGE_WINDOW), config.lambda_session
+    ranked = beside_the_head(ranked, sessions, lift)
+    evidence = lifted(
+        select(
+            walked_last(ranked, COVERAGE_WINDOW) if config.walk_below_head else ranked,
+            context.recall.evidence_k,
+            context.recall.context_tokens,
+        ),
+        sessions,
+        lift,
     )
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {

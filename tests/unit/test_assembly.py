@@ -11,6 +11,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from ripplegraph.agent.decisions.policies.assembly import (
     beside_the_head,
+    head_sessions,
+    lifted,
     rank,
     rank_pool,
     score,
@@ -212,17 +214,20 @@ def test_memories_of_the_heads_sessions_are_lifted() -> None:
         evidence("w2", ("expansion", 2), session="s1", rho=0.66),
         evidence("c", ("semantic", 3), session="s2", rho=0.65),
     ]
-    lifted = beside_the_head(ranked, 2, 0.1)
-    assert [(e.memory.id, e.score) for e in lifted] == [
-        ("a", 1.0),
-        ("b", 0.8),
-        ("w1", 0.8),
-        ("w2", 0.76),
-        ("c", 0.65),
-    ], "the head (a, b: the first two direct hits) is in s1 and s3; w1's s2 is not"
-    assert lifted[0].score_parts == {"session": 0.1} and "session" not in lifted[2].score_parts
-    assert beside_the_head(ranked, 2, 0.0) == ranked
-    assert [e.memory.id for e in beside_the_head(ranked, 3, 0.1)][:3] == ["a", "w1", "b"]
+    assert head_sessions(ranked, 2) == {"s1", "s3"}, "the first two direct hits: a and b"
+    order = beside_the_head(ranked, {"s1", "s3"}, 0.1)
+    assert [e.memory.id for e in order] == ["a", "b", "w1", "w2", "c"], "ties go by id"
+    assert all(e is next(r for r in ranked if r is e) for e in order), "the order only"
+    marked = lifted(order[:3], {"s1", "s3"}, 0.1)
+    assert [(e.memory.id, e.score) for e in marked] == [("a", 1.0), ("b", 0.8), ("w1", 0.8)]
+    assert marked[0].score_parts == {"session": 0.1} and marked[2] is order[2]
+    assert beside_the_head(ranked, {"s1"}, 0.0) == ranked
+    assert lifted(ranked, {"s1"}, 0.0) == ranked
+    assert [e.memory.id for e in beside_the_head(ranked, head_sessions(ranked, 3), 0.1)][:3] == [
+        "a",
+        "w1",
+        "b",
+    ]
 
 
 def test_a_memory_the_question_names_is_lifted_above_every_other() -> None:

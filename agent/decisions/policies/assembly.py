@@ -4,7 +4,7 @@
 cosine (floored at 0), π sums, over every source that reached m, the source's weight times
 1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
 The evidence as assembled adds λσ·session(m), which marks a memory of a session the head of
-the evidence comes from (``beside_the_head``).
+the evidence comes from (``head_sessions``, ``beside_the_head``).
 
 A memory the ``exact`` channel reached alone holds an identifier of the question (a term with
 a digit: a code, an order number), which names it more surely than any similarity: its ρ is
@@ -206,31 +206,44 @@ def found_directly(item: Evidence) -> bool:
     return any(s.channel != "expansion" for s in item.sources)
 
 
-def beside_the_head(ranked: Sequence[Evidence], window: int, lift: float) -> list[Evidence]:
-    """The ranking with memories of the head's sessions lifted by ``lift`` (ρ's term "session").
+def head_sessions(ranked: Sequence[Evidence], window: int) -> set[str]:
+    """The sessions of the head: the first ``window`` memories the question's own channels found."""
+    return {
+        i.memory.provenance.session_id for i in [i for i in ranked if found_directly(i)][:window]
+    }
 
-    The head is the first ``window`` memories the question's own channels found.  A
-    conversation keeps to its topic within a session, so what completes the evidence is more
-    often written beside what answers the question than elsewhere.
+
+def beside_the_head(ranked: Sequence[Evidence], sessions: set[str], lift: float) -> list[Evidence]:
+    """The ranking with the memories of ``sessions`` lifted by ``lift`` (ρ's term "session").
+
+    A conversation keeps to its topic within a session, so what completes the evidence is
+    more often written beside what answers the question than elsewhere.  The order only:
+    ``lifted`` marks the memories kept, since a pool holds a few hundred and K are kept.
     """
     if not lift:
         return list(ranked)
-    sessions = {
-        item.memory.provenance.session_id
-        for item in [i for i in ranked if found_directly(i)][:window]
-    }
-    lifted = [
+
+    def rho(item: Evidence) -> float:  # as ``lifted`` will show it
+        if item.memory.provenance.session_id in sessions:
+            return round(item.score + lift, 6)
+        return item.score
+
+    return sorted(ranked, key=lambda e: (-rho(e), e.memory.id))
+
+
+def lifted(evidence: Sequence[Evidence], sessions: set[str], lift: float) -> list[Evidence]:
+    """The evidence with ρ and its terms showing the session lift (``beside_the_head``)."""
+    return [
         item.model_copy(
             update={
                 "score": round(item.score + lift, 6),
                 "score_parts": item.score_parts | {"session": lift},
             }
         )
-        if item.memory.provenance.session_id in sessions
+        if lift and item.memory.provenance.session_id in sessions
         else item
-        for item in ranked
+        for item in evidence
     ]
-    return sorted(lifted, key=lambda e: (-e.score, e.memory.id))
 
 
 def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
