@@ -49,7 +49,10 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         refined=state.refinements > 0,
         can_refine=can_refine,
         expanded=state.rounds > 0 or not config.recollect_covered,
-        reachable=reachable if config.only_findable else None,
+        # With no round left, the rounds are why recollection stops, findable or not.
+        reachable=reachable
+        if config.only_findable and state.rounds < context.recall.rounds
+        else None,
     )
     can_expand = config.expansion and state.rounds < context.recall.rounds
     allowance = state.spent.left_of(context.llm_budget.limit)

@@ -259,4 +259,5 @@ def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
             round(score(e, float(vectors[e.memory.id] @ store.embedder.query(question)), config), 6)
             for e in result.evidence
         ]
-        assert (aligned == [e.score for e in result.evidence]) is should_match, question
+        rho = [round(e.score - e.score_parts.get("session", 0.0), 6) for e in result.evidence]
+        assert (aligned == rho) is should_match, question
