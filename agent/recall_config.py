@@ -40,6 +40,9 @@ class RecallConfig:
     only_findable: bool = True
     """Whether a further round is asked for only while something missing could still be
     found: a term some memory of the namespace holds, or another session when there is one."""
+    own_decisions_once: bool = True
+    """Whether a decision the asker makes for themselves ("should I…") is recollected once:
+    refinement looks for its constraints, and a further round completes sets, not those."""
     planned: bool = True
     spread_anchors: bool = True
     """Whether anchors are the evidence about the question, one per session first (else the

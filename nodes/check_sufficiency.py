@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 from ripplegraph.agent.context import Context
 from ripplegraph.agent.decisions.policies.assembly import rank_pool
 from ripplegraph.agent.decisions.policies.sufficiency import (
-    NOTHING_TO_FIND,
     OfflineSufficiency,
     findable,
     rounds_spent,
@@ -43,18 +42,18 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
         held = store.held_terms(run.namespace, missing)
         return findable(missing, held, store.count_sessions(run.namespace))
 
+    round_left = state.rounds < context.recall.rounds
     verdict = _policy.decide(
         state.cues,
         ranked,
         refined=state.refinements > 0,
         can_refine=can_refine,
         expanded=state.rounds > 0 or not config.recollect_covered,
-        # With no round left, the rounds are why recollection stops, findable or not.
-        reachable=reachable
-        if config.only_findable and state.rounds < context.recall.rounds
-        else None,
+        # With no round left, the rounds are why recollection stops, whatever else holds.
+        reachable=reachable if config.only_findable and round_left else None,
+        own_decisions_once=config.own_decisions_once and round_left,
     )
-    can_expand = config.expansion and state.rounds < context.recall.rounds
+    can_expand = config.expansion and round_left
     allowance = state.spent.left_of(context.llm_budget.limit)
     cues = state.cues
     decided = decide(
@@ -78,8 +77,8 @@ def check_sufficiency(state: RecallState, runtime: Runtime[Context]) -> dict[str
     elif decision == "expand" and state.rounds >= context.recall.rounds:
         decision = "stop"
         stop_reason = rounds_spent(state.rounds, context.recall.rounds, verdict.missing)
-    elif decision == "stop" and verdict.missing and not decided.by_model:
-        stop_reason = NOTHING_TO_FIND
+    elif decision == "stop" and verdict.stopped_by and not decided.by_model:
+        stop_reason = verdict.stopped_by
     elif decision == "stop":
         stop_reason = "sufficient"
     return {

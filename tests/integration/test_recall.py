@@ -176,6 +176,7 @@ class RandomController:
         can_refine: bool,
         expanded: bool,
         reachable: Any = None,
+        own_decisions_once: bool = False,
     ) -> Verdict:
         decision = next(self.decisions, "expand")
         return Verdict(decision, ["anything"], "random")  # type: ignore[arg-type]

@@ -8,7 +8,9 @@ five books cover "books") nor a turn that answers without the question's words, 
 question takes one round of recollection even when covered, if the rounds allow.  After a
 round, another is asked for only while what is missing could still be found: a term no
 memory of the namespace holds, or a second session in a one-session memory, is not there to
-be reached, however far the walk goes.
+be reached, however far the walk goes.  A decision the asker makes for themselves ("should
+I…") is recollected once: its constraints are what counterfactual refinement looks for, and a
+further round completes sets, not constraints.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ COVERAGE_WINDOW = 10  # the evidence a reader would look at first
 UNSEEN = "what coverage cannot see"
 ANOTHER_SESSION = "support from another session"
 NOTHING_TO_FIND = "nothing missing is in this memory"
+OWN_DECISION = "a decision of the asker's own is recollected once"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Verdict:
     decision: Decision
     missing: list[str]
     reason: str
+    stopped_by: str = ""  # why a stop with support still missing stops (the recall's reason)
 
 
 def missing_support(cues: QueryCues, ranked: Sequence[Evidence]) -> list[str]:
@@ -76,20 +80,25 @@ class OfflineSufficiency:
         can_refine: bool,
         expanded: bool,
         reachable: Findable | None = None,
+        own_decisions_once: bool = False,
     ) -> Verdict:
         """Stop, expand towards the missing support, or refine a decision question.
 
         ``reachable`` names what of the missing support could still be found (without it,
         everything missing could); it is asked once a round has run (``expanded``), since a
-        round also completes sets.
+        round also completes sets.  With ``own_decisions_once``, a first-person decision
+        stops after its round.
         """
         missing = missing_support(cues, ranked)
         if cues.decision and not refined and can_refine:
             return Verdict("refine", missing, "advice/plan question: look for constraints first")
+        uncovered = "not covered: " + ", ".join(missing)
+        if missing and expanded and own_decisions_once and cues.decision and cues.first_person:
+            return Verdict("stop", missing, uncovered, OWN_DECISION)
         if missing and expanded and reachable is not None and not reachable(missing):
-            return Verdict("stop", missing, "not covered: " + ", ".join(missing))
+            return Verdict("stop", missing, uncovered, NOTHING_TO_FIND)
         if missing:
-            return Verdict("expand", missing, "not covered: " + ", ".join(missing))
+            return Verdict("expand", missing, uncovered)
         if not expanded:
             return Verdict("expand", [UNSEEN], "covered, but not yet recollected around it")
         return Verdict("stop", [], "every query cue and term is covered by the evidence")
