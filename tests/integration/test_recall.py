@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 import ripplegraph.nodes.check_sufficiency as check_node
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.decisions.policies.assembly import score
-from ripplegraph.agent.decisions.policies.sufficiency import NOTHING_TO_FIND, Verdict
+from ripplegraph.agent.decisions.policies.sufficiency import NOTHING_TO_FIND, OWN_DECISION, Verdict
 from ripplegraph.agent.graph import build_chat_graph, recall_graph
 from ripplegraph.agent.recall_config import FULL, RecipeName
 from ripplegraph.agent.services import Services
@@ -130,6 +130,22 @@ def test_no_further_round_for_what_no_memory_holds(demo_context: Deployed) -> No
     assert result.budget.rounds == 1 and result.budget.limits["rounds"] == 2
     texts = " ".join(e.memory.text for e in result.evidence)
     assert "$60 in total" in texts and "five of them" in texts
+
+
+def test_a_decision_of_the_askers_own_is_recollected_once(demo_context: Deployed) -> None:
+    """Missing support some memory holds would take a second round, but not for "should we…"."""
+    question = "Should I buy more mugs at the farmers market for the running club?"
+    result = run(demo_context, question)
+    checks = [e for e in result.trace if e.node == "check_sufficiency"]
+    assert [c.decision for c in checks] == ["refine", "expand", "stop"]
+    missing = checks[-1].details["missing"]
+    store = Services(demo_context.deployment).store()
+    assert store.held_terms(DEMO_NAMESPACE, missing) == ["club"], "some of it is findable"
+    assert result.stop_reason == OWN_DECISION and result.budget.rounds == 1
+    asked_again = demo_context.model_copy(
+        update={"recall_settings": replace(FULL, own_decisions_once=False)}
+    )
+    assert run(asked_again, question).budget.rounds == 2
 
 
 def test_budget_exhausted(demo_context: Deployed) -> None:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from ripplegraph.agent.decisions.policies.sufficiency import (
     ANOTHER_SESSION,
     COVERAGE_WINDOW,
+    NOTHING_TO_FIND,
+    OWN_DECISION,
     UNSEEN,
     OfflineSufficiency,
     findable,
@@ -130,6 +132,7 @@ def test_a_further_round_only_while_something_missing_is_findable() -> None:
     )
     assert (after.decision, after.missing) == ("stop", ["gave", "cost", ANOTHER_SESSION])
     assert after.reason == f"not covered: gave, cost, {ANOTHER_SESSION}"
+    assert after.stopped_by == NOTHING_TO_FIND
     assert asked == [["gave", "cost", ANOTHER_SESSION]]
     some = policy.decide(
         cues, ranked, refined=False, can_refine=False, expanded=True, reachable=lambda m: m[:1]
@@ -140,3 +143,25 @@ def test_a_further_round_only_while_something_missing_is_findable() -> None:
         reachable=nothing,
     )  # fmt: skip
     assert covered.reason == "every query cue and term is covered by the evidence"
+
+
+def test_a_decision_of_the_askers_own_is_recollected_once() -> None:
+    policy = OfflineSufficiency()
+    ranked = [item("a dinner")]
+    own = QueryCues(terms=["dinner", "shellfish"], decision=True, first_person=True)
+    theirs = QueryCues(terms=["dinner", "shellfish"], decision=True)
+    for expanded in (False, True):
+        first = policy.decide(
+            own, ranked, refined=True, can_refine=False, expanded=expanded,
+            own_decisions_once=True,
+        )  # fmt: skip
+        assert first.decision == ("stop" if expanded else "expand")
+    once = policy.decide(
+        own, ranked, refined=True, can_refine=False, expanded=True, own_decisions_once=True
+    )
+    assert (once.missing, once.stopped_by) == (["shellfish"], OWN_DECISION)
+    for cues, flag in ((theirs, True), (own, False)):
+        again = policy.decide(
+            cues, ranked, refined=True, can_refine=False, expanded=True, own_decisions_once=flag
+        )
+        assert (again.decision, again.stopped_by) == ("expand", "")
