@@ -217,7 +217,7 @@ def test_memories_of_the_heads_sessions_are_lifted() -> None:
     assert head_sessions(ranked, 2) == {"s1", "s3"}, "the first two direct hits: a and b"
     order = beside_the_head(ranked, {"s1", "s3"}, 0.1)
     assert [e.memory.id for e in order] == ["a", "b", "w1", "w2", "c"], "ties go by id"
-    assert all(e is next(r for r in ranked if r is e) for e in order), "the order only"
+    assert {id(e) for e in order} == {id(e) for e in ranked}, "the order only: no copies"
     marked = lifted(order[:3], {"s1", "s3"}, 0.1)
     assert [(e.memory.id, e.score) for e in marked] == [("a", 1.0), ("b", 0.8), ("w1", 0.8)]
     assert marked[0].score_parts == {"session": 0.1} and marked[2] is order[2]
