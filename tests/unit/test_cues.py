@@ -103,6 +103,11 @@ def test_parsed_query_carries_its_content_for_alignment() -> None:
         ("Any ideas for celebrating my birthday with friends?", True, True),
         ("Where could I go climbing outdoors this weekend?", True, True),
         ("What did we eat in Lisbon?", False, True),
+        # A question's own clause does not invert: the asker weighing their options still.
+        ("What are some novels I should read this summer?", True, True),
+        ("What are some adventures we could try in Lisbon?", True, True),
+        ("What did I say I can't eat?", False, True),
+        ("What did Maya say she should bring?", False, False),
     ],
 )
 def test_a_decision_and_whose_it_is(question: str, decision: bool, first_person: bool) -> None:

@@ -21,9 +21,12 @@ _MULTI_PART = re.compile(
     r"total|altogether|should i|should we|in common)\b",
     re.IGNORECASE,
 )
+# A decision asks for advice or weighs an option; a question's own clause does not invert,
+# so "novels I should read" weighs the asker's options as "should I read" does.
 _DECISION = re.compile(
-    r"\b(?:should (?:i|we|he|she|they)|recommend\w*|suggest\w*|advice|advise|plan(?:ning)?|"
-    r"good idea|is it (?:ok|okay|safe|wise)|can (?:i|we) (?:go|take|bring|eat|buy|book)|"
+    r"\b(?:should (?:i|we|he|she|they)|(?:i|we) (?:should|can|could) \w+|recommend\w*|suggest\w*|"
+    r"advice|advise|plan(?:ning)?|good idea|is it (?:ok|okay|safe|wise)|"
+    r"can (?:i|we) (?:go|take|bring|eat|buy|book)|"
     r"what (?:gift|restaurant|present)|where (?:should|can|could) (?:i|we)|help me (?:pick|choose)|"
     r"any ideas|ideas for|"
     r"would (?:it|.*) be (?:a )?(?:good|fine|ok))\b",
