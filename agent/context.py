@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ripplegraph.agent.decisions.linking import LinkingConfig
+from ripplegraph.agent.memory.items import labels_of, namespace_named
 from ripplegraph.agent.models.providers import DEFAULT_EMBEDDING
 from ripplegraph.agent.paths import default_store_dir
 from ripplegraph.agent.recall_config import RECIPES, RecallConfig, RecipeName
@@ -38,6 +39,11 @@ def _env(name: str) -> str | None:
 def _env_number(name: str, default: float) -> float:
     value = _env(name)
     return float(value) if value is not None else default
+
+
+def _named(name: str) -> str:
+    """A namespace name, once every surface could hold it (``agent.memory.items``)."""
+    return "/".join(labels_of(name))
 
 
 def _clamped(low: float, high: float) -> AfterValidator:
@@ -253,10 +259,11 @@ class Context(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    namespace: str = Field(
+    namespace: Annotated[str, AfterValidator(_named)] = Field(
         default="default",
-        description="Whose memory the chat agent reads and writes (when served with "
-        "authentication, the signed-in user's own, whatever this says).",
+        description="Whose memory the chat agent reads and writes, by name as every surface "
+        "names it (when served with authentication, the signed-in user's own, whatever this "
+        "says).",
     )
     user_name: str = Field(
         default="User", description="Speaker name the chat agent stores the user's turns under."
@@ -382,4 +389,4 @@ def tenant(requested: str, runtime: Runtime[Any]) -> str:
         namespace = user["namespace"]
     except (KeyError, TypeError):
         namespace = None
-    return str(namespace or user.identity)
+    return str(namespace) if namespace else namespace_named(user.identity)

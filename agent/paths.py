@@ -25,3 +25,24 @@ def default_store_dir() -> str:
 def holds_store(directory: str | Path) -> bool:
     """Whether ``directory`` is a store RippleGraph has opened (reading must not create one)."""
     return (Path(directory) / STORE_MARK).is_file()
+
+
+def private(path: str, flags: int) -> int:
+    """An ``opener`` for ``open``: a file it creates is readable by its owner only (0600)."""
+    return os.open(path, flags, 0o600)
+
+
+def owner_only(path: Path, *, folder: bool = False) -> Path:
+    """``path`` (an empty file or, with ``folder``, a folder) made if missing, its owner's alone.
+
+    A store holds what people said: no other local user may read its files, and one made by
+    an earlier version loses the group and world bits when it is next opened.
+    """
+    if folder:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    else:
+        open(path, "a", opener=private).close()
+    mode = path.stat().st_mode
+    if mode & 0o077:
+        path.chmod(mode & 0o700)
+    return path

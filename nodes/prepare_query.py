@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context, resolve_context
 from ripplegraph.agent.memory import MAX_QUERY_CHARS
+from ripplegraph.agent.memory.items import namespace_named
 from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import ChatState, TraceEvent
 from ripplegraph.agent.tracing import record
@@ -16,7 +17,7 @@ from ripplegraph.agent.tracing import record
 
 def prepare_query(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Map the chat state into the recall graph's input keys (fresh cues every turn)."""
-    run = scope(runtime, resolve_context(runtime.context).namespace)
+    run = scope(runtime, namespace_named(resolve_context(runtime.context).namespace))
     question = next(
         (m.text for m in reversed(state.messages) if isinstance(m, HumanMessage)), ""
     ).strip()

@@ -10,12 +10,24 @@ the prompts use) must not build the graphs, whose nodes import the prompts.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    __version__: str
+
     from ripplegraph.agent.context import Context, Deployed, Deployment
-    from ripplegraph.agent.errors import RippleGraphError
+    from ripplegraph.agent.errors import (
+        BudgetSpent,
+        ChatModelSetupError,
+        EmbeddingSetupError,
+        IngestFileError,
+        InvalidValueError,
+        ModelUnavailable,
+        NotFoundError,
+        PartUnavailable,
+        RippleGraphError,
+        StoreError,
+    )
     from ripplegraph.agent.graph import (
         build_chat_graph,
         build_ingest_graph,
@@ -32,17 +44,26 @@ if TYPE_CHECKING:
         TimeInterval,
         Turn,
     )
+    from ripplegraph.agent.memory.items import InvalidNamespace
     from ripplegraph.agent.store import MemoryStore, open_store
     from ripplegraph.agent.surfaces.client import AsyncMemory, Memory
     from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
     from ripplegraph.agent.surfaces.tools import make_forget_tool, make_recall_tool
 
-__version__ = version("ripplegraph")
-
 _HOMES = {
     "AsyncMemory": "ripplegraph.agent.surfaces.client",
     "Memory": "ripplegraph.agent.surfaces.client",
+    "BudgetSpent": "ripplegraph.agent.errors",
+    "ChatModelSetupError": "ripplegraph.agent.errors",
+    "EmbeddingSetupError": "ripplegraph.agent.errors",
+    "IngestFileError": "ripplegraph.agent.errors",
+    "InvalidValueError": "ripplegraph.agent.errors",
+    "ModelUnavailable": "ripplegraph.agent.errors",
+    "NotFoundError": "ripplegraph.agent.errors",
+    "PartUnavailable": "ripplegraph.agent.errors",
     "RippleGraphError": "ripplegraph.agent.errors",
+    "StoreError": "ripplegraph.agent.errors",
+    "InvalidNamespace": "ripplegraph.agent.memory.items",
     "RippleGraphStore": "ripplegraph.agent.surfaces.langgraph_store",
     "Context": "ripplegraph.agent.context",
     "Deployed": "ripplegraph.agent.context",
@@ -66,17 +87,27 @@ _HOMES = {
 }
 __all__ = [
     "AsyncMemory",
+    "BudgetSpent",
+    "ChatModelSetupError",
     "Context",
     "Deployed",
     "Deployment",
+    "EmbeddingSetupError",
+    "IngestFileError",
+    "InvalidNamespace",
+    "InvalidValueError",
     "Memory",
     "MemoryKind",
     "MemoryStore",
     "MemoryUnit",
+    "ModelUnavailable",
+    "NotFoundError",
+    "PartUnavailable",
     "Provenance",
     "RippleGraphError",
     "RippleGraphStore",
     "Session",
+    "StoreError",
     "TimeInterval",
     "Turn",
     "build_chat_graph",
@@ -92,7 +123,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use."""
+    """Load a public name from its module on first use (``__version__`` from the install)."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("ripplegraph")
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'ripplegraph' has no attribute {name!r}")

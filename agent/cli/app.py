@@ -2,12 +2,14 @@
 
 Help is click's plain layout (a flag reads as a flag, nothing is marked up), with the verbs
 listed in the groups ``SECTIONS`` names.  Every refusal is one ``error:`` line on stderr and
-exit status 2.
+exit status 2; Ctrl-C is one ``error: interrupted`` line and exit status 130.  What is printed
+is printed as text (``PlainConsole``): memory text is anyone's words, never markup and never
+a command to the terminal.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 from typer.core import TyperGroup
 
 import ripplegraph
@@ -26,15 +28,48 @@ if TYPE_CHECKING:
     from ripplegraph.agent.context import Deployed
     from ripplegraph.agent.store import MemoryStore
 
-PIPE_WIDTH = 160
-"""Columns of output that goes to a pipe or a file (no terminal to fit, COLUMNS unset)."""
+UNWRAPPED = 1 << 16
+"""Columns of output that goes to a pipe or a file: no line is wrapped (a table's width is its
+content's)."""
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped(text: str) -> str:
+    r"""``text`` with what a terminal would act on written as escapes (ESC as ``\x1b``).
+
+    Control characters but tab and newline, and bidirectional overrides: a memory must not
+    clear the screen, set the window title or make its text read backwards.
+    """
+    return _UNSHOWN.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
+
+
+class PlainConsole(Console):
+    """A console that prints every string as the text it is.
+
+    No string is read as markup or emoji, and each is ``escaped``: memory text arrives from
+    MCP, chat and the browser, so ``[/bold]`` in it is two words and a bracket.  What the CLI
+    styles itself it builds as ``rich.text.Text``.
+    """
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """``text`` as plain, escaped text (every string printed passes here)."""
+        options.update(markup=False, emoji=False, highlight=False)
+        return super().render_str(escaped(text), **options)
 
 
 def _console(stderr: bool = False) -> Console:
-    """A console as wide as its terminal, or ``PIPE_WIDTH`` when piped: cells wrap at words."""
-    stream = sys.stderr if stderr else sys.stdout
-    fitted = stream.isatty() or "COLUMNS" in os.environ
-    return Console(stderr=stderr, width=None if fitted else PIPE_WIDTH)
+    """A console as wide as its terminal; to a pipe or a file, lines as long as they are."""
+    terminal = (sys.stderr if stderr else sys.stdout).isatty()
+    return PlainConsole(
+        stderr=stderr, width=None if terminal else UNWRAPPED, soft_wrap=not terminal
+    )
+
+
+def styled(style: str, label: str, message: str) -> Text:
+    """``label`` in ``style`` and then ``message`` as plain, escaped text."""
+    return Text.assemble((label, style), " ", escaped(message))
 
 
 console = _console()
@@ -89,22 +124,30 @@ class Verbs(TyperGroup):
                 sys.exit(mistake.exit_code)
             where = getattr(mistake, "ctx", None)
             hint = f" (see '{where.command_path} --help')" if where is not None else ""
-            errors.print(
-                f"[red]error:[/red] {escape(mistake.format_message().rstrip('.'))}{hint}",
-                soft_wrap=True,
-            )
+            message = mistake.format_message().rstrip(".") + hint
+            errors.print(styled("red", "error:", message), soft_wrap=True)
             sys.exit(mistake.exit_code)
-        except typer.Abort:
-            errors.print("[red]error:[/red] aborted")
-            sys.exit(1)
+        except (typer.Abort, KeyboardInterrupt):
+            errors.print(styled("red", "error:", "interrupted"), soft_wrap=True)
+            sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:
-        """Run the command, turning a refusal into its message and exit status 2."""
+        """Run the command: a refusal is its message and exit status 2, Ctrl-C status 130.
+
+        A file the command cannot read or write is a refusal too (``OSError``: a missing
+        folder, a full disk, a directory where a file was named).
+        """
         try:
             return super().invoke(ctx)
         except (RippleGraphError, ValueError) as error:
             raise fail(str(error)) from error
+        except OSError as error:
+            where = f": {error.filename}" if error.filename else ""
+            raise fail(f"{error.strerror or error}{where}") from error
+        except KeyboardInterrupt:
+            errors.print(styled("red", "error:", "interrupted"), soft_wrap=True)
+            raise typer.Exit(code=INTERRUPTED) from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The commands under their sections' headings (others under "Commands")."""
@@ -126,7 +169,12 @@ class Verbs(TyperGroup):
 def group(**settings: Any) -> typer.Typer:
     """A Typer app with the house's help layout and refusals."""
     return typer.Typer(
-        cls=Verbs, no_args_is_help=True, add_completion=False, rich_markup_mode=None, **settings
+        cls=Verbs,
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,  # a bug's traceback is Python's, without its locals
+        **settings,
     )
 
 
@@ -245,16 +293,29 @@ def store_of(context: Deployed) -> MemoryStore:
 
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` on stderr; the exit (status 2) to raise."""
-    errors.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    errors.print(styled("red", "error:", message), soft_wrap=True)
     return typer.Exit(code=2)
 
 
-def known_namespace(context: Deployed, namespace: str) -> None:
-    """Refuse a namespace the store never held: a typo must not read as "no memories"."""
+def note(message: str) -> None:
+    """Print ``note: message`` on stderr."""
+    errors.print(styled("yellow", "note:", message), soft_wrap=True)
+
+
+def named(context: Deployed, name: str, *, held: bool = True) -> str:
+    """The namespace ``-n name`` is stored under (``agent.memory.items.namespace_named``).
+
+    With ``held``, a name the store never held is refused: a typo must not read as "no
+    memories".
+    """
+    from ripplegraph.agent.memory.items import labels_of, name_of, stored_namespace
+
     memory = store_of(context)
-    if not memory.known(namespace):
-        listed = ", ".join(memory.holding_namespaces(limit=20)) or "none yet"
+    namespace = stored_namespace(labels_of(name), memory.known)
+    if held and not memory.known(namespace):
+        listed = ", ".join(name_of(n) for n in memory.holding_namespaces(limit=20)) or "none yet"
         raise fail(
-            f"unknown namespace {namespace!r} in the store {context.deployment.store_dir} "
+            f"unknown namespace {name!r} in the store {context.deployment.store_dir} "
             f"(known: {listed}; is --store right?)"
         )
+    return namespace

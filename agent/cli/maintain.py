@@ -29,7 +29,9 @@ def check(
     repair: Annotated[
         bool,
         typer.Option(
-            "--repair", help="Remove leftovers, finish puts cut short, link pending memories."
+            "--repair",
+            help="Remove leftovers, finish puts cut short, withdraw puts set aside, link "
+            "pending memories.",
         ),
     ] = False,
     store: StoreOption = None,
@@ -49,7 +51,9 @@ def check(
     report = memory.check(repair=repair)
     consistent = report.consistent
     if repair:
-        items_of(context).finish_puts()
+        items = items_of(context)
+        items.finish_puts()
+        items.withdraw_puts()
         for namespace, pending in report.pending_links.items():
             link_units(memory, namespace, pending, context.deployment.building.linking)
         consistent = memory.check().consistent

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
@@ -26,7 +26,7 @@ from ripplegraph.agent.cli.app import (
     context_of,
     errors,
     fail,
-    known_namespace,
+    named,
     store_of,
 )
 
@@ -44,10 +44,11 @@ def ingest_sessions(
     sessions: Sequence[Session], namespace: str, context: Deployed, *, show_progress: bool
 ) -> Remembered:
     """``remember`` with a progress bar on stderr."""
+    from ripplegraph.agent.memory.items import name_of
     from ripplegraph.agent.surfaces.api import remember
 
     with Progress(
-        TextColumn("[bold]ingest[/bold] {task.description}"),
+        TextColumn("ingest {task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("turns"),
@@ -56,15 +57,16 @@ def ingest_sessions(
         disable=not show_progress,
         transient=True,
     ) as progress:
-        task = progress.add_task(namespace, total=sum(len(s.turns) for s in sessions))
+        task = progress.add_task(name_of(namespace), total=sum(len(s.turns) for s in sessions))
         return remember(sessions, namespace, context, lambda turns: progress.advance(task, turns))
 
 
 def summary_table(summary: Remembered) -> Table:
     """What an ingest wrote, as a table."""
+    from ripplegraph.agent.memory.items import name_of
     from ripplegraph.agent.store import LINK_TYPES
 
-    table = Table(title=f"namespace {summary.namespace}", show_header=False)
+    table = Table(title=f"namespace {name_of(summary.namespace)}", show_header=False)
     table.add_row("memory units", str(summary.units))
     table.add_row("new units", str(summary.new_units))
     for edge_type in LINK_TYPES:
@@ -92,7 +94,8 @@ def ingest(
     sessions = load_sessions(file)
     context = context_of(store, chroma_url, database_url, model, base_url)
     Services(context.deployment).caller()  # a model that cannot be made fails before any write
-    summary = ingest_sessions(sessions, namespace, context, show_progress=not as_json)
+    stored = named(context, namespace, held=False)
+    summary = ingest_sessions(sessions, stored, context, show_progress=not as_json)
     if as_json:
         typer.echo(
             json.dumps(
@@ -130,14 +133,27 @@ def add(
     chroma_url: ChromaOption = None,
     database_url: DatabaseOption = None,
 ) -> None:
-    """Remember one thing said, as Memory.add does; prints the id to forget it by."""
+    """Remember one thing said, as Memory.add does; prints the id to forget it by.
+
+    A long text is remembered as several memories of one item (one id).
+    """
+    from ripplegraph.agent.memory.items import checked_said, labels_of
     from ripplegraph.agent.surfaces.langgraph_store import add_said
 
-    words = (sys.stdin.read() if text == "-" else text).strip()
-    if not words:
+    labels_of(namespace)  # a name no surface can hold is refused before anything is read
+    if text == "-" and sys.stdin.isatty():
         raise fail("nothing to add: give the text, or pipe it in with '-'")
+    words = checked_said(sys.stdin.read() if text == "-" else text)
     context = context_of(store, chroma_url, database_url)
-    key = add_said(items_of(context), namespace, words, speaker=speaker, session=session, date=date)
+    items = items_of(context)
+    stored = named(context, namespace, held=False)
+    key = uuid.uuid4().hex
+    try:
+        add_said(items, stored, words, speaker=speaker, session=session, date=date, key=key)
+    except KeyboardInterrupt:  # an interrupt after the put was saved: what is kept is said
+        if items.memory.items(stored, [key]):
+            typer.echo(key)
+        raise
     typer.echo(key)
 
 
@@ -155,14 +171,14 @@ def list_memories(
     from ripplegraph.agent.memory.items import tuple_of, value_text
 
     context = context_of(store, chroma_url, database_url, reading=True)
-    known_namespace(context, namespace)
-    items = items_of(context).search(tuple_of(namespace), limit=limit, offset=offset)
+    stored = named(context, namespace)
+    items = items_of(context).list_named(tuple_of(stored), limit, offset)
     if as_json:
         typer.echo(json.dumps([item.dict() for item in items], ensure_ascii=False))
         return
     table = Table(Column("id", no_wrap=True, min_width=32), "updated", "memory")
     for item in items:
-        table.add_row(item.key, f"{item.updated_at:%Y-%m-%d %H:%M}", escape(value_text(item.value)))
+        table.add_row(item.key, f"{item.updated_at:%Y-%m-%d %H:%M}", value_text(item.value))
     console.print(table)
 
 
@@ -178,11 +194,16 @@ def list_namespaces(
     database_url: DatabaseOption = None,
 ) -> None:
     """The namespaces holding memories, by name, one page at a time, with what each holds."""
+    from ripplegraph.agent.memory.items import name_of, namespace_named
+
     memory = store_of(context_of(store, chroma_url, database_url, reading=True))
+    under = namespace_named(prefix) if prefix is not None else None
     table = Table("namespace", "memories", "added items")
-    for namespace in memory.holding_namespaces(prefix, limit, offset):
+    for namespace in memory.holding_namespaces(under, limit, offset):
         table.add_row(
-            namespace, str(memory.count_units(namespace)), str(len(memory.items(namespace)))
+            name_of(namespace),
+            str(memory.count_units(namespace)),
+            str(len(memory.items(namespace))),
         )
     console.print(table)
 
@@ -217,20 +238,23 @@ def forget(
     from ripplegraph.agent.surfaces.api import forget_now
 
     context = context_of(store, chroma_url, database_url, reading=True)
-    known_namespace(context, namespace)
+    stored = named(context, namespace)
     forgotten = forget_now(
         context,
-        namespace,
+        stored,
         memory_ids=memory_id or (),
         session=session,
         person=person,
         everything=everything,
     )
-    remaining = store_of(context).count_units(namespace)
+    if not forgotten and not everything:
+        chosen = f"session {session!r}" if session is not None else f"person {person!r}"
+        raise fail(f"nothing to forget: no memory in {namespace!r} is of {chosen}")
+    remaining = store_of(context).count_units(stored)
     if as_json:
         typer.echo(json.dumps({"forgotten": forgotten, "remaining": remaining}))
         return
-    console.print(f"forgot {len(forgotten)} memories in {namespace!r}; {remaining} remain")
+    console.print(f"forgot {_many(len(forgotten), 'memory')} in {namespace!r}; {remaining} remain")
 
 
 @app.command("export", rich_help_panel=MEMORY)
@@ -245,8 +269,7 @@ def export_memories(
     from ripplegraph.agent.store.transfer import export_namespace
 
     context = context_of(store, chroma_url, database_url, reading=True)
-    known_namespace(context, namespace)
-    written = export_namespace(store_of(context), namespace, out)
+    written = export_namespace(store_of(context), named(context, namespace), out)
     console.print(f"wrote {_counts(written)} of {namespace!r} to {out}")
 
 
@@ -261,11 +284,19 @@ def import_memories(
     database_url: DatabaseOption = None,
 ) -> None:
     """Restore an exported namespace (same ids) into a store where it holds nothing yet."""
+    from ripplegraph.agent.memory.items import name_of
     from ripplegraph.agent.store.transfer import import_namespace
 
     restored = import_namespace(store_of(context_of(store, chroma_url, database_url)), path)
-    console.print(f"restored {_counts(restored)} into {restored.namespace!r}")
+    console.print(f"restored {_counts(restored)} into {name_of(restored.namespace)!r}")
+
+
+def _many(count: int, thing: str) -> str:
+    """``1 memory``, ``2 memories``: a count and its noun."""
+    if count == 1:
+        return f"1 {thing}"
+    return f"{count} {thing[:-1]}ies" if thing.endswith("y") else f"{count} {thing}s"
 
 
 def _counts(done: Transferred) -> str:
-    return ", ".join(f"{n} {kind}s" for kind, n in done.counts.items()) or "nothing"
+    return ", ".join(_many(n, kind) for kind, n in done.counts.items()) or "nothing"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ripplegraph.agent.cli.app import (
     RECALL,
@@ -27,7 +27,8 @@ from ripplegraph.agent.cli.app import (
     context_of,
     errors,
     fail,
-    known_namespace,
+    named,
+    note,
     store_of,
 )
 from ripplegraph.agent.cli.memory import ingest_sessions, summary_table
@@ -88,13 +89,15 @@ def _evidence_table(result: RecallOutput, limit: int) -> Table:
 def _write_page(path: Path, values: dict[str, Any], thread_id: str) -> None:
     """The trace page of a finished recall, from its checkpointed state."""
     from ripplegraph.agent.graph import recall_graph
+    from ripplegraph.agent.paths import private
     from ripplegraph.agent.surfaces.trace_page import render_page, state_from
 
     page = render_page(state_from(values), recall_graph.get_graph(), thread_id=thread_id)
     try:
-        path.write_text(page, encoding="utf-8")
+        with open(path, "w", encoding="utf-8", opener=private) as out:  # it quotes memories
+            out.write(page)
     except OSError as error:
-        raise fail(f"cannot write the trace page: {error}") from error
+        raise fail(f"cannot write the trace page: {error.strerror or error}: {path}") from error
     errors.print(f"trace page: {path} ({len(page.encode('utf-8')) // 1024} KiB)")
 
 
@@ -181,20 +184,20 @@ def ask(
     )
     thread_id = thread or uuid.uuid4().hex
     Services(context.deployment).caller()
-    known_namespace(context, namespace)
-    if store_of(context).count_units(namespace) == 0:
-        errors.print(f"[yellow]note:[/yellow] namespace {namespace!r} holds no memories")
+    stored = named(context, namespace)
+    if store_of(context).count_units(stored) == 0:
+        note(f"namespace {namespace!r} holds no memories")
     with checkpointed_recall(Path(context.deployment.store_dir)) as graph:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         if graph.get_state(config).values:
             raise fail(f"thread {thread_id!r} already holds a recall")
-        result = recall(question, namespace, context, graph, thread_id)
+        result = recall(question, stored, context, graph, thread_id)
         if html is not None:
             _write_page(html, graph.get_state(config).values, thread_id)
     if as_json:
         reply, fell_back = answer(question, result, context)
         if fell_back:
-            errors.print(f"[yellow]note:[/yellow] answer role fell back: {escape(fell_back)}")
+            note(f"answer role fell back: {fell_back}")
         typer.echo(_as_json(thread_id, question, namespace, reply, result))
         return
     console.print(result.context)
@@ -256,7 +259,7 @@ def demo(
         console.print(summary_table(summary))
         console.print(LEGEND)
         for question in demo_questions():
-            console.rule(f"[bold]{question}")
+            console.print(Text(f"── {question}", style="bold"))
             result = recall(question, DEMO_NAMESPACE, context)
             console.print(_trace_table(result))
             console.print(_evidence_table(result, limit=8))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -23,9 +24,12 @@ from ripplegraph.agent.cli.app import (
     errors,
     fail,
     group,
-    known_namespace,
+    named,
 )
 from ripplegraph.agent.cli.memory import ingest_sessions, items_of, summary_table
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 HostOption = Annotated[
     str,
@@ -33,6 +37,24 @@ HostOption = Annotated[
         "--host",
         help="Address to listen on; off loopback needs --access-token (or a reverse proxy "
         "with TLS in front of 127.0.0.1).",
+    ),
+]
+ProxyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trusted-proxy",
+        metavar="<address>",
+        help="A reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed "
+        "(repeatable; an address or a network such as 10.0.0.0/8) [default: none: the "
+        "address a request comes from is its client].",
+    ),
+]
+PublicUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        help="The URL a reverse proxy serves this at (https://memory.example.com): its host "
+        "is answered and its origin is this server's own.",
     ),
 ]
 
@@ -64,10 +86,12 @@ def ui(
             "a weak one is refused).",
         ),
     ] = None,
+    trusted_proxy: ProxyOption = None,
+    public_url: PublicUrlOption = None,
 ) -> None:
     """Browse and correct what the store remembers, in a web browser (local by default)."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 (``serve`` runs it: missing, the extra is missing)
 
         from ripplegraph.agent.surfaces.ui.app import create_app
     except ImportError as error:
@@ -76,22 +100,48 @@ def ui(
             "pip install -c constraints.txt 'ripplegraph[ui]'"
         ) from error
     access_token = auth_token(host, access_token, "--access-token (or RIPPLEGRAPH_UI_TOKEN)")
-    context = context_of(store, chroma_url, database_url, model, base_url)
-    for name in namespace or ():
-        known_namespace(context, name)
+    context = context_of(store, chroma_url, database_url, model, base_url, reading=True)
+    served = frozenset(named(context, name) for name in namespace or ())
     browser = create_app(
         context,
-        namespaces=frozenset(namespace) if namespace else None,
+        namespaces=served or None,
         access_token=access_token,
         host=host,
+        public_url=public_url,
     )
-    errors.print(f"memory browser on {url_of(host, port)}/ (Ctrl-C stops it)")
-    uvicorn.run(browser, host=host, port=port, log_level="warning", proxy_headers=True)
+    serve(browser, host, port, trusted_proxy, f"memory browser on {url_of(host, port)}/")
 
 
 def url_of(host: str, port: int) -> str:
     """The URL a surface on ``host`` and ``port`` answers at (IPv6 in brackets)."""
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(app: ASGIApp, host: str, port: int, proxies: list[str] | None, what: str) -> None:
+    """Serve ``app`` with uvicorn once its port is this process's; ``what`` says where.
+
+    The socket is bound first, so a port in use is one ``error:`` line and nothing is
+    announced; forwarded headers are believed only from the ``proxies`` the operator named
+    (uvicorn's own default would believe any process on this machine).
+    """
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host.strip("[]"), port))
+    except OSError as error:
+        listening.close()
+        raise fail(f"cannot listen on {url_of(host, port)}: {error.strerror or error}") from error
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=list(proxies or []),
+    )
+    errors.print(f"{what} (Ctrl-C stops it)")
+    uvicorn.Server(config).run(sockets=[listening])
 
 
 def auth_token(host: str, token: str | None, option: str) -> str | None:
@@ -139,6 +189,8 @@ def mcp(
     database_url: DatabaseOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    trusted_proxy: ProxyOption = None,
+    public_url: PublicUrlOption = None,
 ) -> None:
     """Serve one namespace to MCP clients: tools recall, remember and forget.
 
@@ -155,15 +207,12 @@ def mcp(
         option = "--access-token (or RIPPLEGRAPH_MCP_TOKEN)"
         access_token = auth_token(host, access_token, option)
     context = context_of(store, chroma_url, database_url, model, base_url, user_name=speaker)
-    server = build_server(items_of(context), namespace, speaker=speaker)
+    server = build_server(items_of(context), named(context, namespace, held=False), speaker=speaker)
     if transport is Transport.STDIO:
         server.run("stdio")
         return
-    import uvicorn
-
-    errors.print(f"MCP over streamable HTTP on {url_of(host, port)}/mcp (Ctrl-C stops it)")
-    app = http_app(server, host=host, token=access_token)
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=True)
+    app = http_app(server, host=host, token=access_token, public_url=public_url)
+    serve(app, host, port, trusted_proxy, f"MCP over streamable HTTP on {url_of(host, port)}/mcp")
 
 
 @app.command("seed-demo", rich_help_panel=SERVE)

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from ripplegraph.agent.memory.text import normalise_cue, stem, tokenize
+from ripplegraph.agent.memory.text import normalise_cue, pieces, stem, tokenize, without_controls
 
 Namespace = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[\w.:@/-]{1,128}$")]
 """A tenant's memory space: 1-128 letters, digits or ``_ . : @ / -``."""
@@ -111,8 +111,11 @@ class MemoryUnit(BaseModel):
         return frozenset(words | {normalise_cue(c) for c in [*self.people, *self.places]})
 
 
-MAX_TURN_CHARS = 20_000  # a longer turn is a document: split it before ingesting
+MAX_TURN_CHARS = 20_000  # one memory's text: a longer turn is remembered as several
+MAX_SAID_CHARS = 1_000_000  # one turn, kept in pieces of MAX_TURN_CHARS: past it, a document
 MAX_QUERY_CHARS = 10_000  # a longer "question" is a document, not a query
+MAX_TTL_MINUTES = 525_960_000.0
+"""The longest time to live, a thousand years: an expiry every clock and calendar can hold."""
 
 
 class Turn(BaseModel):
@@ -124,6 +127,12 @@ class Turn(BaseModel):
     text: str = Field(max_length=MAX_TURN_CHARS)
     id: str | None = None
     image_caption: str | None = None
+
+    @field_validator("speaker", "text", "image_caption", mode="before")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        """Control characters are dropped: no backend, terminal or page should take them."""
+        return without_controls(value) if isinstance(value, str) else value
 
 
 FIRST_YEAR, LAST_YEAR = 1, 9000
@@ -139,6 +148,35 @@ class Session(BaseModel):
     id: str = Field(min_length=1)
     date: datetime | None = None
     turns: list[Turn]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _long_turns_in_pieces(cls, data: Any) -> Any:
+        """A turn longer than one memory (an assistant's reply with code) becomes several.
+
+        Each piece is a turn of its own, cut at a paragraph, line or sentence where it can
+        be (``agent.memory.text.pieces``); the first keeps the turn's id and picture, the
+        others are ``<id>#2``, ``<id>#3``…  A turn past ``MAX_SAID_CHARS`` is refused.
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+            return data
+        turns: list[Any] = []
+        for turn in data["turns"]:
+            text = turn.get("text") if isinstance(turn, dict) else None
+            if not isinstance(text, str) or len(text) <= MAX_TURN_CHARS:
+                turns.append(turn)
+                continue
+            if len(text) > MAX_SAID_CHARS:
+                raise ValueError(
+                    f"a turn of {len(text):,} characters; one turn holds at most "
+                    f"{MAX_SAID_CHARS:,} (remembered in pieces of {MAX_TURN_CHARS:,})"
+                )
+            first = turn.get("id")
+            for number, piece in enumerate(pieces(text, MAX_TURN_CHARS), start=1):
+                named = first if first is None or number == 1 else f"{first}#{number}"
+                caption = turn.get("image_caption") if number == 1 else None
+                turns.append({**turn, "text": piece, "id": named, "image_caption": caption})
+        return {**data, "turns": turns}
 
     @field_validator("date")
     @classmethod
@@ -171,7 +209,7 @@ class StoredItem(BaseModel):
     created_at: datetime
     updated_at: datetime
     unit_ids: list[str] = Field(default_factory=list)
-    ttl_minutes: float | None = Field(default=None, gt=0)
+    ttl_minutes: float | None = Field(default=None, gt=0, le=MAX_TTL_MINUTES, allow_inf_nan=False)
     """How long the item lives after it is put (or read, when reads refresh it); None: always."""
     expires_at: datetime | None = None
     """When it is forgotten; None: never."""

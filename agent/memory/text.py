@@ -6,6 +6,7 @@ Kept free of other project imports so the memory model itself can use it (a unit
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -46,3 +47,43 @@ def stem(term: str) -> str:
 def normalise_cue(value: str) -> str:
     """Canonical form of a person or place cue for indexing and comparison."""
     return re.sub(r"\s+", " ", value.replace("’", "'")).strip(" .,!?;:'\"").casefold()
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters but tab, newline and carriage return."""
+
+
+def without_controls(text: str) -> str:
+    """``text`` without control characters: they print as nothing, or as terminal commands.
+
+    PostgreSQL cannot hold NUL in text either, so a memory never keeps one on any backend.
+    """
+    return _CONTROLS.sub("", text)
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` holds a character that shows: not only spaces, controls, zero-widths."""
+    return any(unicodedata.category(char)[0] not in "CZ" for char in text)
+
+
+def pieces(text: str, most: int) -> list[str]:
+    """``text`` cut into pieces of at most ``most`` characters, at the widest break that fits.
+
+    A paragraph break is preferred, then a line break, a sentence's end and a space; a piece
+    with none of them is cut where it reaches ``most``.  The pieces joined are ``text``.
+    """
+    cut: list[str] = []
+    rest = text
+    while len(rest) > most:
+        window = rest[: most + 1]
+        at = next(
+            (
+                found + len(mark)
+                for mark in ("\n\n", "\n", ". ", " ")
+                if (found := window.rfind(mark, most // 2, most)) >= 0
+            ),
+            most,
+        )
+        cut.append(rest[:at])
+        rest = rest[at:]
+    return [*cut, rest]

@@ -263,7 +263,22 @@ class RelationalBackend(ABC):
 
     @abstractmethod
     def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(namespace, key, intent) of every logged put whose item was not saved since."""
+        """(namespace, key, intent) of every logged put whose item was not saved since.
+
+        Puts set aside (``set_aside_put``) are not among them.
+        """
+
+    @abstractmethod
+    def set_aside_put(self, namespace: str, key: str, failure: str) -> None:
+        """Mark a logged put as one that cannot be finished, and why."""
+
+    @abstractmethod
+    def puts_set_aside(self) -> list[tuple[str, str, dict[str, Any], str]]:
+        """(namespace, key, intent, failure) of every put set aside."""
+
+    @abstractmethod
+    def drop_put(self, namespace: str, key: str) -> None:
+        """Forget a logged put (its item, if saved, stays)."""
 
     @abstractmethod
     def refresh_items(self, namespace: str, keys: Iterable[str], now: datetime) -> None:

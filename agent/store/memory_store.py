@@ -25,7 +25,7 @@ from filelock import FileLock
 from ripplegraph.agent.errors import NotFoundError, StoreError
 from ripplegraph.agent.memory import MemoryUnit, TimeInterval
 from ripplegraph.agent.models.providers import Embedder
-from ripplegraph.agent.paths import STORE_MARK
+from ripplegraph.agent.paths import STORE_MARK, owner_only
 from ripplegraph.agent.store.backend import RelationalBackend
 from ripplegraph.agent.store.cue_index import CueIndex, CueMatch
 from ripplegraph.agent.store.derived import (
@@ -78,10 +78,10 @@ class MemoryStore(Upkeep, Records):
         self.directory = Path(directory)
         if self.directory.exists() and not self.directory.is_dir():
             raise StoreError(f"the store {self.directory} is a file; a store is a directory")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        owner_only(self.directory, folder=True)
         self.embedder = embedder
         # Two processes creating the same store at once would race in SQLite and Chroma setup.
-        with FileLock(str(self.directory / STORE_MARK)):
+        with FileLock(str(owner_only(self.directory / STORE_MARK))):
             self.relational: RelationalBackend = (
                 PostgresBackend(database_url)
                 if database_url
@@ -111,7 +111,9 @@ class MemoryStore(Upkeep, Records):
             chroma = (
                 VectorIndex.remote(chroma_url, self.store_id)
                 if chroma_url
-                else VectorIndex.embedded_at(self.directory / "chroma", self.store_id)
+                else VectorIndex.embedded_at(
+                    owner_only(self.directory / "chroma", folder=True), self.store_id
+                )
             )
             threshold = self.relational.meta("collection_threshold")
             if threshold is None:  # chosen when the store is made, like its embeddings

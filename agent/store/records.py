@@ -76,8 +76,29 @@ class Records:
             self.relational.begin_put(namespace, key, intent)
 
     def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(namespace, key, intent) of every put logged by ``begin_put`` and not saved since."""
+        """(namespace, key, intent) of every put logged by ``begin_put`` and not saved since.
+
+        A put set aside is not among them: no later put or open tries it again.
+        """
         return self.relational.unfinished_puts()
+
+    def set_aside_put(self, namespace: str, key: str, failure: str) -> None:
+        """Keep a logged put that failed to finish out of every later write's way.
+
+        ``check`` reports it; ``check --repair`` withdraws it (``drop_put`` after its
+        memories are forgotten).
+        """
+        with self._write_lock:
+            self.relational.set_aside_put(namespace, key, failure)
+
+    def puts_set_aside(self) -> list[tuple[str, str, dict[str, Any], str]]:
+        """(namespace, key, intent, why) of every put set aside."""
+        return self.relational.puts_set_aside()
+
+    def drop_put(self, namespace: str, key: str) -> None:
+        """Forget the log of a put (withdrawn, or cancelled before it wrote anything)."""
+        with self._write_lock:
+            self.relational.drop_put(namespace, key)
 
     def turn_units(self, namespace: str, session_id: str, turn_ids: Iterable[str]) -> list[str]:
         """Ids of the session's units that cite any of ``turn_ids``."""

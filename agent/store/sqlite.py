@@ -19,6 +19,7 @@ from typing import Any
 from filelock import FileLock
 from typing_extensions import override
 
+from ripplegraph.agent.paths import owner_only
 from ripplegraph.agent.store.sql import SQLTables
 from ripplegraph.agent.store.sql.database import Tx
 from ripplegraph.agent.store.sql.schema import SQLITE
@@ -36,7 +37,8 @@ class SQLiteBackend(SQLTables):
         self._lock = threading.RLock()
         self._path = path
         self._writer = FileLock(str(path.with_name("write.lock")))
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        # Its log and shared index take the file's permissions: all three are the owner's.
+        self._db = sqlite3.connect(owner_only(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")

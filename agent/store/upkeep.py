@@ -187,6 +187,7 @@ class Upkeep:
         with self._write_lock:
             report = CheckReport(problems=self.relational.dangling())
             report.problems["puts cut short"] = len(self.relational.unfinished_puts())
+            report.problems["puts set aside"] = len(self.relational.puts_set_aside())
             known = self.relational.namespaces()
             in_rows = set(self.relational.vector_namespaces())
             in_chroma = set(self.vectors.chroma.namespaces())

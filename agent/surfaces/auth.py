@@ -21,15 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_sdk import Auth
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from ripplegraph.agent.errors import InvalidValueError
-from ripplegraph.agent.memory import Namespace
-from ripplegraph.agent.memory.items import namespace_of
+from ripplegraph.agent.memory.items import namespace_named, namespace_of
 from ripplegraph.agent.paths import default_store_dir
 
 auth = Auth()
-_NAMESPACE: TypeAdapter[str] = TypeAdapter(Namespace)
 
 
 class User(BaseModel):
@@ -71,9 +69,10 @@ def add_user(path: Path, identity: str, namespace: str | None = None) -> str:
     """Add a user (their namespace defaults to their identity); returns their new token.
 
     The token is shown once: only its digest is stored.  Adding an existing identity again
-    replaces its token (a rotation).
+    replaces its token (a rotation).  The namespace is a name as every surface takes one
+    (``namespace_named``); the file keeps where it is stored.
     """
-    chosen = _NAMESPACE.validate_python(namespace or identity)
+    chosen = namespace_named(namespace or identity)
     token = "rg_" + secrets.token_urlsafe(32)
     users = [u for u in load_users(path) if u.identity != identity]
     for user in users:  # a namespace nested in another's would be reachable from it

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from ripplegraph.agent import state
 from ripplegraph.agent.memory import model
+from ripplegraph.agent.paths import owner_only
 
 MOVED = {model.__name__: "ripplegraph.agent.memory"}
 """Where a state type lived before: threads checkpointed then name it there (the package
@@ -51,8 +52,8 @@ def memory_saver() -> InMemorySaver:
 @contextmanager
 def sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
     """A SQLite checkpointer at ``path`` (the CLI keeps threads beside the store)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, check_same_thread=False)
+    owner_only(path.parent, folder=True)
+    connection = sqlite3.connect(owner_only(path), check_same_thread=False)
     try:
         yield SqliteSaver(connection, serde=serializer())
     finally:

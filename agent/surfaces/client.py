@@ -3,8 +3,11 @@
 ``add`` what a user said, ``search`` for what an answer needs, ``get``/``get_all`` what is
 kept, ``delete``/``delete_all`` to forget down to the bytes, ``export``/``import_`` a user's
 whole memory as JSON Lines.  Each ``user_id`` is one namespace, the one the CLI's
-``--namespace`` names.  Built on ``RippleGraphStore``: an added conversation is one item whose
-key is the returned id, and a search is a recall.
+``--namespace`` names (``agent.memory.items.namespace_named``: ``maya@example.com`` and
+``名前`` are names too).  Built on ``RippleGraphStore``: an added conversation is one item
+whose key is the returned id, and a search is a recall.  What the client cannot keep (a blank
+or malformed message, a user id that names nothing) is refused with ``InvalidValueError``
+naming the field, before anything is written.
 
 ``AsyncMemory`` runs each call of a ``Memory`` in a worker thread (``asyncio.to_thread``): the
 database, vector and model calls underneath block, and a thread keeps the event loop free.
@@ -21,11 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.store.base import Item, SearchItem
+from langgraph.store.base import Item, PutOp, SearchItem
 
 from ripplegraph.agent.context import Context, Deployment
 from ripplegraph.agent.errors import InvalidValueError
-from ripplegraph.agent.memory.items import checked_page, checked_query, checked_said, namespace_of
+from ripplegraph.agent.memory.items import (
+    checked_messages,
+    checked_page,
+    checked_query,
+    checked_said,
+    labels_of,
+)
 from ripplegraph.agent.store.transfer import Transferred, export_namespace, import_namespace
 from ripplegraph.agent.surfaces.langgraph_store import RippleGraphStore
 
@@ -63,20 +72,20 @@ class Memory:
     ) -> str:
         """Remember a text or conversation; returns its id (for ``get`` and ``delete``).
 
-        A blank text or an empty conversation is refused (``InvalidValueError``).
+        A text or conversation that says nothing visible, or a message that is not one, is
+        refused (``InvalidValueError``); a long text is remembered as several memories.
         """
+        labels = labels_of(user_id)
         key = uuid.uuid4().hex
         if isinstance(messages, str):
             value: dict[str, Any] = {"text": checked_said(messages)}
-        elif not messages:
-            raise InvalidValueError("nothing to remember: the conversation has no messages")
         else:
-            value = {"messages": [_plain(m) for m in messages]}
+            value = {"messages": checked_messages(messages)}
         if session_id is not None:
             value["session"] = session_id
         if date is not None:
             value["date"] = date.isoformat() if isinstance(date, datetime) else date
-        self.store.put((user_id,), key, value)
+        self.store.run([PutOp(labels, key, value)])
         return key
 
     def search(self, query: str, *, user_id: str, limit: int = 10) -> Found:
@@ -85,18 +94,19 @@ class Memory:
         An empty or too long query, or a limit that is not a whole number from 0, is refused
         (``InvalidValueError``), as the command line and the store's ``search`` refuse them.
         """
+        namespace = self._namespace(user_id)
         query = checked_query(query)
         limit, _ = checked_page(limit)
-        items, result = self.store.recall(namespace_of((user_id,)), query, wanted=limit)
+        items, result = self.store.recall(namespace, query, wanted=limit)
         return Found(items[:limit], result.context)
 
     def get(self, memory_id: str, *, user_id: str) -> Item | None:
         """One memory by id (an id ``add`` returned, or a memory id from a search)."""
-        return self.store.get((user_id,), memory_id)
+        return self.store.get_named(labels_of(user_id), _checked_id(memory_id))
 
     def get_all(self, *, user_id: str, limit: int = 100, offset: int = 0) -> list[SearchItem]:
         """The user's memories, oldest first (limit and offset checked as in ``search``)."""
-        return self.store.search((user_id,), limit=limit, offset=offset)
+        return self.store.list_named(labels_of(user_id), limit, offset)
 
     def delete(self, memory_id: str, *, user_id: str) -> None:
         """Forget one memory, from every channel, down to the bytes.
@@ -104,29 +114,29 @@ class Memory:
         ``memory_id`` is an id ``add`` returned or one a search or ``get_all`` gave; an id the
         user's memory does not hold raises ``NotFoundError``.
         """
-        self.store.memory.forget_by_id(namespace_of((user_id,)), [memory_id])
+        namespace = self._namespace(user_id)
+        self.store.memory.forget_by_id(namespace, [_checked_id(memory_id)])
 
     def delete_all(self, *, user_id: str) -> int:
         """Forget everything the user's memory holds; returns how many memories it held."""
-        return len(self.store.memory.forget(namespace_of((user_id,)), everything=True))
+        return len(self.store.memory.forget(self._namespace(user_id), everything=True))
 
     def export(self, path: str | Path, *, user_id: str) -> Transferred:
         """Write the user's memory to ``path`` as JSON Lines (``agent.store.transfer``)."""
-        return export_namespace(self.store.memory, namespace_of((user_id,)), Path(path))
+        return export_namespace(self.store.memory, self._namespace(user_id), Path(path))
 
     def import_(self, path: str | Path) -> Transferred:
         """Restore an export: the same ids, edges, root units and items, into an empty memory."""
         return import_namespace(self.store.memory, Path(path))
 
+    def _namespace(self, user_id: str) -> str:
+        return self.store.namespace_of(labels_of(user_id))
 
-def _plain(message: dict[str, Any] | BaseMessage) -> dict[str, Any]:
-    """A message as the JSON an item keeps."""
-    if isinstance(message, BaseMessage):
-        plain: dict[str, Any] = {"role": message.type, "content": message.content}
-        if message.name:
-            plain["name"] = message.name
-        return plain
-    return dict(message)
+
+def _checked_id(memory_id: object) -> str:
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise InvalidValueError(f"memory_id must be an id add or search gave, not {memory_id!r}")
+    return memory_id
 
 
 class AsyncMemory:

@@ -12,7 +12,12 @@ expired item is forgotten like a deleted one, its memories with it, by the sweep
 
 A put either happens whole or not at all, whatever kills the process: a put that writes
 memories is logged first, and its item saved with the log cleared in one transaction, so a
-put cut short is finished when a store opens next (``finish_puts``).
+put cut short is finished when a store opens next (``finish_puts``).  Everything a put can be
+refused for (its namespace, value, time to live) is checked before it is logged, and a logged
+put that still fails to finish is set aside rather than tried before every later write:
+``check`` reports it, ``check --repair`` withdraws it (``withdraw_puts``).  A put interrupted
+by its caller (Ctrl-C) is not finished later: a new item is withdrawn at once, a replacement
+finished before the interruption goes on.
 """
 
 from __future__ import annotations
@@ -21,15 +26,17 @@ import asyncio
 import logging
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime
+from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -43,15 +50,18 @@ from langgraph.store.base import (
 from langgraph.store.memory import _compare_values, _does_match
 
 from ripplegraph.agent.context import Context, Deployed, Deployment
-from ripplegraph.agent.errors import RippleGraphError
+from ripplegraph.agent.errors import PartUnavailable, RippleGraphError
 from ripplegraph.agent.memory import MemoryUnit, Session, StoredItem
 from ripplegraph.agent.memory.items import (
+    InvalidNamespace,
     checked_page,
     checked_query,
     checked_said,
     checked_ttl,
+    checked_value,
     namespace_of,
     sessions_of,
+    stored_namespace,
     tuple_of,
     unit_value,
 )
@@ -64,6 +74,45 @@ if TYPE_CHECKING:  # listing and reading items never builds the recall graph
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SWEEP_MINUTES = 5.0  # LangGraph's own stores' default sweep interval
 _log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _ours(error: InvalidNamespaceError) -> InvalidNamespace:
+    return error if isinstance(error, InvalidNamespace) else InvalidNamespace(str(error))
+
+
+def _refusing(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A ``BaseStore`` method whose namespace check refuses with ``InvalidNamespace``.
+
+    LangGraph checks a namespace's labels before an operation reaches ``batch``, raising its
+    own ``InvalidNamespaceError``; RippleGraph's refusal is that error and a
+    ``RippleGraphError`` at once, so either kind of caller catches it.
+    """
+
+    @wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except InvalidNamespaceError as error:
+            raise _ours(error) from error
+
+    return call
+
+
+def _refusing_async(
+    method: Callable[_P, Coroutine[Any, Any, _R]],
+) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """``_refusing`` for the asynchronous methods."""
+
+    @wraps(method)
+    async def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await method(*args, **kwargs)
+        except InvalidNamespaceError as error:
+            raise _ours(error) from error
+
+    return call
 
 
 class RippleGraphStore(BaseStore):
@@ -86,6 +135,16 @@ class RippleGraphStore(BaseStore):
     """
 
     supports_ttl = True
+    get = _refusing(BaseStore.get)
+    search = _refusing(BaseStore.search)
+    put = _refusing(BaseStore.put)
+    delete = _refusing(BaseStore.delete)
+    list_namespaces = _refusing(BaseStore.list_namespaces)
+    aget = _refusing_async(BaseStore.aget)
+    asearch = _refusing_async(BaseStore.asearch)
+    aput = _refusing_async(BaseStore.aput)
+    adelete = _refusing_async(BaseStore.adelete)
+    alist_namespaces = _refusing_async(BaseStore.alist_namespaces)
 
     def __init__(
         self,
@@ -102,6 +161,7 @@ class RippleGraphStore(BaseStore):
             chosen = chosen.move(store_dir)
         choices = context.model_dump(exclude={"deployment"}) if context is not None else {}
         self._context: Deployed = chosen.bind(**choices)
+        checked_ttl((ttl or {}).get("default_ttl"))
         self._store: MemoryStore = Services(self._context.deployment).store()
         self.ttl_config = ttl
         self._sweeper: threading.Thread | None = None
@@ -122,15 +182,41 @@ class RippleGraphStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the operations in order; each result is at its operation's position.
 
-        Expired items are swept first, so no operation sees one.
+        LangGraph's rule for labels (no ``.``, none empty) holds here as in every
+        ``BaseStore``; a label it refuses raises ``InvalidNamespace``, which is LangGraph's
+        ``InvalidNamespaceError`` and RippleGraph's ``InvalidValueError`` at once.
         """
         ops = list(ops)
         for op in ops:
-            validate_op_namespace(op)
+            try:
+                validate_op_namespace(op)
+            except InvalidNamespaceError as error:
+                raise _ours(error) from error
+        return self.run(ops)
+
+    def run(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` for callers that name memory as RippleGraph does (``Memory``, CLI, MCP).
+
+        Only RippleGraph's rule for names holds (``agent.memory.items``), so a label may hold
+        ``.`` (``maya@example.com``).  Every operation is checked before any runs, so one that
+        is refused changes nothing; expired items are swept first, so no operation sees one.
+        """
+        ops = list(ops)
+        for op in ops:
             if isinstance(op, PutOp):
-                checked_ttl(op.ttl)  # before any put of the batch remembers anything
+                namespace_of(op.namespace)
+                checked_ttl(op.ttl)
+                if op.value is not None and op.index is not False:
+                    index = None if op.index is None else list(op.index)
+                    self._sessions(op.key, checked_value(op.value), index)
+                elif op.value is not None:
+                    checked_value(op.value)
+            elif isinstance(op, GetOp):
+                namespace_of(op.namespace)
             elif isinstance(op, SearchOp):
                 checked_page(op.limit, op.offset)
+                if op.namespace_prefix:
+                    namespace_of(op.namespace_prefix)
                 if op.query:  # None or "" lists the namespace
                     checked_query(op.query)
         self._store.sweep_expired()
@@ -148,6 +234,25 @@ class RippleGraphStore(BaseStore):
             else:
                 raise TypeError(f"unknown store operation: {type(op).__name__}")
         return results
+
+    def get_named(self, labels: tuple[str, ...], key: str) -> Item | None:
+        """``get`` under RippleGraph's rule for names (``run``)."""
+        found = self.run([GetOp(labels, key)])[0]
+        return found if isinstance(found, Item) else None
+
+    def list_named(self, labels: tuple[str, ...], limit: int, offset: int = 0) -> list[SearchItem]:
+        """``search`` without a query (the namespace's items) under RippleGraph's rule for names."""
+        found = self.run([SearchOp(labels, limit=limit, offset=offset)])[0]
+        listed = found if isinstance(found, list) else []
+        return [item for item in listed if isinstance(item, SearchItem)]
+
+    def namespace_of(self, labels: tuple[str, ...]) -> str:
+        """The RippleGraph namespace these labels are stored under in this store.
+
+        ``agent.memory.items.namespace_of``, unless an earlier version wrote them under its own
+        spelling (``stored_namespace``).
+        """
+        return stored_namespace(labels, self._store.known)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (every call under it blocks)."""
@@ -203,7 +308,7 @@ class RippleGraphStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         labels, key = op.namespace, op.key
-        namespace = namespace_of(labels)
+        namespace = self.namespace_of(labels)
         stored = self._store.items(namespace, [key])
         if stored:
             if op.refresh_ttl and stored[0].ttl_minutes is not None:
@@ -213,7 +318,7 @@ class RippleGraphStore(BaseStore):
         return _unit_item(labels, unit) if unit is not None else None
 
     def _put(self, op: PutOp) -> None:
-        namespace = namespace_of(op.namespace)
+        namespace = self.namespace_of(op.namespace)
         with self._store.write_lock():
             self._finish_puts()
             existing = self._store.items(namespace, [op.key])
@@ -240,8 +345,20 @@ class RippleGraphStore(BaseStore):
                 "created": created.isoformat() if created else None,
                 "user_name": self._context.user_name,
             }
-            self._store.begin_put(namespace, op.key, intent)
-            self._apply(namespace, op.key, intent)
+            try:
+                self._store.begin_put(namespace, op.key, intent)
+                self._apply(namespace, op.key, intent)
+            except PartUnavailable:  # finished once the server is back
+                raise
+            except Exception as error:
+                self._set_aside(namespace, op.key, error)
+                raise
+            except BaseException:  # Ctrl-C: the caller never heard the put was made
+                if existing:  # its memories are forgotten already: only finishing keeps it
+                    self._apply(namespace, op.key, intent)
+                else:
+                    self._withdraw(namespace, op.key, intent)
+                raise
 
     def _sessions(
         self, key: str, value: dict[str, Any], index: list[str] | None, user_name: str | None = None
@@ -271,10 +388,11 @@ class RippleGraphStore(BaseStore):
         self._store.save_item(namespace, key, value, units, created, intent["ttl"])
 
     def finish_puts(self) -> int:
-        """Finish every put a crash cut short (logged, its item not saved); how many.
+        """Finish every put a crash cut short (logged, its item not saved); how many were tried.
 
         Runs when the store opens and before each put, holding the write lock, so a put still
-        under way in another process is waited for rather than taken for a crashed one.
+        under way in another process is waited for rather than taken for a crashed one.  A
+        put that fails to finish is set aside (``withdraw_puts``), never tried again here.
         """
         if not self._store.unfinished_puts():
             return 0
@@ -286,11 +404,55 @@ class RippleGraphStore(BaseStore):
         unfinished = self._store.unfinished_puts()
         for namespace, key, intent in unfinished:
             _log.warning("finishing the put of %r in %r that was cut short", key, namespace)
-            self._apply(namespace, key, intent)
+            try:
+                self._apply(namespace, key, intent)
+            except PartUnavailable:
+                raise
+            except Exception as error:
+                self._set_aside(namespace, key, error)
         return len(unfinished)
 
+    def _set_aside(self, namespace: str, key: str, error: Exception) -> None:
+        why = " ".join(f"{type(error).__name__}: {error}".split())[:500]
+        _log.error("the put of %r in %r cannot finish and is set aside: %s", key, namespace, why)
+        self._store.set_aside_put(namespace, key, why)
+
+    def withdraw_puts(self) -> int:
+        """Withdraw every put set aside: forget what memories it wrote, then its log; how many.
+
+        ``check --repair`` runs it.  A put set aside failed before its caller heard it was
+        made, so what it half wrote is removed rather than finished.
+        """
+        with self._store.write_lock():
+            aside = self._store.puts_set_aside()
+            for namespace, key, intent, _ in aside:
+                self._withdraw(namespace, key, intent)
+        return len(aside)
+
+    def _withdraw(self, namespace: str, key: str, intent: dict[str, Any]) -> None:
+        """Undo a logged put: forget the memories made of its turns, then its log."""
+        try:
+            index = intent["index"]
+            sessions = (
+                []
+                if index is False
+                else self._sessions(key, intent["value"], index, intent["user_name"])
+            )
+        except (RippleGraphError, KeyError, TypeError):  # refused before it wrote anything
+            sessions = []
+        written = [
+            unit
+            for session in sessions
+            for unit in self._store.turn_units(
+                namespace, session.id, [t.id for t in session.turns if t.id]
+            )
+        ]
+        if written:
+            self._store.forget(namespace, memory_ids=written)
+        self._store.drop_put(namespace, key)
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = namespace_of(op.namespace_prefix) if op.namespace_prefix else None
+        prefix = self.namespace_of(op.namespace_prefix) if op.namespace_prefix else None
         namespaces = [
             ns
             for ns in self._store.holding_namespaces(prefix)
@@ -308,7 +470,7 @@ class RippleGraphStore(BaseStore):
         if op.refresh_ttl:
             keys: dict[str, list[str]] = {}
             for item in page:
-                keys.setdefault(namespace_of(item.namespace), []).append(item.key)
+                keys.setdefault(self.namespace_of(item.namespace), []).append(item.key)
             for namespace, read in keys.items():
                 self._store.refresh_items(namespace, read)
         return page
@@ -385,14 +547,17 @@ def add_said(
     speaker: str = "User",
     session: str | None = None,
     date: str | None = None,
+    key: str | None = None,
 ) -> str:
     """Remember one thing said as a put item (``ripplegraph add``, the browser, MCP); its key.
 
-    Blank text is refused (``InvalidValueError``), so no surface stores an empty memory.
+    Text that shows nothing is refused (``InvalidValueError``), so no surface stores an empty
+    memory; a long text is remembered as several memories of one item.  ``key`` defaults to
+    a new one.
     """
     value = {"text": checked_said(text), "speaker": speaker, "session": session, "date": date}
-    key = uuid.uuid4().hex
-    store.put(tuple_of(namespace), key, {k: v for k, v in value.items() if v})
+    key = key or uuid.uuid4().hex
+    store.run([PutOp(tuple_of(namespace), key, {k: v for k, v in value.items() if v})])
     return key
 
 

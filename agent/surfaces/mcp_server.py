@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Annotated, ParamSpec, TypeVar
 
+from langgraph.store.base import PutOp
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -104,22 +105,25 @@ def build_server(store: RippleGraphStore, namespace: str, *, speaker: str = "Use
     @_refusals_said
     def forget(memory_id: Annotated[str, Field(min_length=1, max_length=200)]) -> str:
         """Forget a memory by id (from ``remember`` or ``recall``), down to the bytes."""
-        if store.get(labels, memory_id) is None:
+        if store.get_named(labels, memory_id) is None:
             raise ToolError(f"no memory {memory_id!r} in this memory: nothing was forgotten")
-        store.delete(labels, memory_id)
+        store.run([PutOp(labels, memory_id, None)])
         return f"forgot {memory_id!r}"
 
     return server
 
 
-def http_app(server: MCPServer, *, host: str, token: str | None) -> ASGIApp:
+def http_app(
+    server: MCPServer, *, host: str, token: str | None, public_url: str | None = None
+) -> ASGIApp:
     """``server`` over streamable HTTP at ``/mcp``, behind the surface rule of ``agent.access``.
 
     The gate checks Host and Origin for every request (the SDK's own check, which it turns
-    on only for loopback hosts, is replaced by it) and, with ``token``, the bearer token.
+    on only for loopback hosts, is replaced by it) and, with ``token``, the bearer token;
+    ``public_url`` is where a reverse proxy serves it.
     """
     app = server.streamable_http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
     )
-    return Guarded(app, Gate(host=host, token=token))
+    return Guarded(app, Gate(host=host, token=token, public_url=public_url))

@@ -8,6 +8,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from ripplegraph.agent.context import Context, deployment_of
 from ripplegraph.agent.graph import recall_graph
+from ripplegraph.agent.memory.items import namespace_named
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import RecallInput, RecallOutput
 
@@ -26,11 +27,11 @@ def make_recall_tool(
 ) -> BaseTool:
     """A tool that runs the recall graph; content = the rendered evidence, artifact = the output.
 
-    ``namespace`` defaults to the context's; the model only chooses the query, never whose
-    memory is read.
+    ``namespace`` (a name, as every surface takes one) defaults to the context's; the model
+    only chooses the query, never whose memory is read.
     """
     run_context = context or Context()
-    tenant = namespace or run_context.namespace
+    tenant = namespace_named(namespace or run_context.namespace)
 
     def recall_memory(query: str) -> tuple[str, dict[str, Any]]:
         raw = recall_graph.invoke(RecallInput(query=query, namespace=tenant), context=run_context)
@@ -64,7 +65,7 @@ def make_forget_tool(
     whole namespace: that stays an explicit operator action (``ripplegraph forget --all``).
     """
     run_context = context or Context()
-    tenant = namespace or run_context.namespace
+    tenant = namespace_named(namespace or run_context.namespace)
 
     def forget_memory(
         memory_ids: list[str] | None = None, session: str | None = None, person: str | None = None

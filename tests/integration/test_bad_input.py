@@ -59,9 +59,9 @@ def cli(context: Deployed, *args: str) -> tuple[int, str]:
         (b"", "invalid JSON"),
         (
             json.dumps(
-                {"sessions": [{"id": "s", "turns": [{"speaker": "A", "text": "x" * 20_001}]}]}
+                {"sessions": [{"id": "s", "turns": [{"speaker": "A", "text": "x" * 1_000_001}]}]}
             ).encode(),
-            "at most 20000 characters",
+            "one turn holds at most 1,000,000",
         ),
     ],
     ids=["truncated", "utf-16", "latin-1", "empty", "huge-turn"],

@@ -105,8 +105,9 @@ def test_a_broken_export_is_refused_whole(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     edge = {"type": "edge", "src": "m_x", "dst": "m_y", "edge_type": "semantic", "weight": 1.0}
     cases = {
-        "cites units not in the file": [*lines, json.dumps(edge)],
-        "header counts": [lines[0], *lines[2:]],
+        "cites units not before it in the file": [*lines, json.dumps(edge)],
+        "header counts": [json.dumps({**json.loads(lines[0]), "units": 5}), *lines[1:]],
+        "cites units not before": [lines[0], *lines[2:]],
         "no header": [],
         "line 2": [lines[0], "{not json"],
     }

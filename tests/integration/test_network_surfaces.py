@@ -128,10 +128,117 @@ def test_wrong_tokens_are_throttled_and_the_right_one_waits_its_turn(
         assert bearer.status_code == 429, "the bearer header shares the client's throttle"
 
 
-def test_the_cookie_is_a_signed_session_secure_behind_tls(store: Path, tmp_path: Path) -> None:
-    # A fresh process: the throttle of the test above is per process and per client.
+def test_a_forwarded_address_is_believed_only_from_a_named_proxy(
+    store: Path, tmp_path: Path
+) -> None:
+    for trusted in ([], ["--trusted-proxy", "127.0.0.1"]):
+        port = free_port()
+        args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
+                "--access-token", TOKEN, *trusted]  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        with serving(args, url, tmp_path / "ui.log"), httpx.Client(base_url=url) as client:
+            statuses = [
+                client.post(
+                    "/login", data={"token": f"guess-{n}"},
+                    headers={"X-Forwarded-For": f"10.0.{n // 250}.{n % 250}"},
+                ).status_code
+                for n in range(200)
+            ]  # fmt: skip
+        if trusted:  # each forwarded address is a client of its own: each first miss is heard
+            assert statuses == [403] * 200
+        else:  # one client, whatever it claims
+            assert statuses[:6] == [403] * 6 and statuses.count(429) == 194
+
+
+def test_tries_sent_together_with_slow_bodies_are_checked_one_at_a_time(
+    store: Path, tmp_path: Path
+) -> None:
     port = free_port()
-    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port)]
+    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
+            "--access-token", TOKEN]  # fmt: skip
+
+    async def slow_tries(count: int) -> list[int]:
+        opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+        for n, (_, writer) in enumerate(opened):
+            body = f"token=guess-{n:04d}".encode()
+            writer.write(
+                b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/x-www-form-urlencoded\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body[:5]
+            )
+            await writer.drain()
+        await asyncio.sleep(1.0)  # every try has passed the first look at the wait
+        for n, (_, writer) in enumerate(opened):
+            writer.write(f"token=guess-{n:04d}".encode()[5:])
+            await writer.drain()
+        statuses = []
+        for reader, writer in opened:
+            line = await reader.readline()
+            statuses.append(int(line.split()[1]))
+            writer.close()
+        return statuses
+
+    with serving(args, f"http://127.0.0.1:{port}", tmp_path / "ui.log"):
+        statuses = asyncio.run(slow_tries(100))
+    assert statuses.count(403) == 6, "the five free misses and the one that starts the wait"
+    assert statuses.count(429) == 94
+
+
+def test_a_client_that_proved_the_token_is_never_locked_out_by_another(
+    store: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
+            "--access-token", TOKEN]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with (
+        serving(args, url, tmp_path / "ui.log"),
+        httpx.Client(base_url=url, follow_redirects=False) as owner,
+        httpx.Client(base_url=url, follow_redirects=False) as guesser,
+    ):
+        assert owner.post("/login", data={"token": TOKEN}).status_code == 303
+        assert "ripplegraph_device" in owner.cookies
+        owner.cookies.delete("ripplegraph_ui")  # the session ends; the device stays known
+        for n in range(20):  # same address, no device cookie
+            guesser.post("/login", data={"token": f"guess-{n}"})
+        assert guesser.post("/login", data={"token": TOKEN}).status_code == 429
+        assert owner.post("/login", data={"token": "a typo"}).status_code == 403, "its own count"
+        assert owner.post("/login", data={"token": TOKEN}).status_code == 303
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        assert owner.get("/", headers=bearer).status_code == 200
+        forged = {"Cookie": "ripplegraph_device=9999999999.x.0f"}
+        assert guesser.post("/login", data={"token": TOKEN}, headers=forged).status_code == 429
+
+
+def test_an_mcp_client_that_proved_the_token_is_never_locked_out(
+    store: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ["mcp", "-n", DEMO_NAMESPACE, "--store", str(store), "--transport", "streamable-http",
+            "--host", "0.0.0.0", "--port", str(port), "--access-token", TOKEN]  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    wrong = {**MCP_HEADERS, "Authorization": "Bearer not-the-token"}
+    with (
+        serving(args, f"http://127.0.0.1:{port}", tmp_path / "mcp.log", page=False),
+        httpx.Client() as owner,
+        httpx.Client() as guesser,
+    ):
+        assert owner.post(url, json=INITIALIZE, headers=headers).status_code == 200
+        assert "ripplegraph_device" in owner.cookies
+        for _ in range(20):
+            guesser.post(url, json=INITIALIZE, headers=wrong)
+        assert guesser.post(url, json=INITIALIZE, headers=headers).status_code == 429
+        assert owner.post(url, json=INITIALIZE, headers=headers).status_code == 200
+
+
+def test_the_cookie_is_a_signed_session_secure_behind_tls(store: Path, tmp_path: Path) -> None:
+    # A fresh process: the throttle of the test above is per process and per client.  Its
+    # proxy is named: only then is the scheme it forwards believed.
+    port = free_port()
+    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
+            "--trusted-proxy", "127.0.0.1"]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     with (
         serving([*args, "--access-token", TOKEN], url, tmp_path / "ui.log"),
@@ -308,7 +415,7 @@ def test_mcp_refusals_reach_the_client_in_their_own_words(mcp_off_loopback: str)
     calls = [
         ("recall", {"query": ""}),
         ("recall", {"query": "q" * 10_001}),
-        ("remember", {"text": "x" * 20_001}),
+        ("remember", {"text": "x" * 1_000_001}),
         ("remember", {"text": "   "}),
         ("forget", {"memory_id": "no-such-memory"}),
         ("recall", {"query": "Should we go to Harbor Grill for Maya's birthday?"}),
@@ -318,7 +425,7 @@ def test_mcp_refusals_reach_the_client_in_their_own_words(mcp_off_loopback: str)
     assert [a.is_error for a in answers] == [True] * 5 + [False]
     assert "the query is empty" in said[0]
     assert "at most 10,000" in said[1]
-    assert "at most 20,000" in said[2]
+    assert "at most 1,000,000" in said[2]
     assert "nothing to remember" in said[3]
     assert "no memory 'no-such-memory'" in said[4]
     assert "allergic to seafood" in answers[5].structured_content["context"]

@@ -105,6 +105,7 @@ def test_check_flags_a_broken_store_and_repair_fixes_it(fresh_context: Deployed)
     assert (found["units"], found["namespaces"]) == (12 + hit["bob"], 2)
     assert found["problems"] == {
         "puts cut short": 0,
+        "puts set aside": 0,
         "edges to missing units": 1,
         "edges across namespaces": 2,
         "edges stored one way only": 2,  # the one whose reverse was deleted, the one to m_gone

@@ -192,8 +192,32 @@ class ItemTables(SQLDatabase):
 
     @override
     def unfinished_puts(self) -> list[tuple[str, str, dict[str, Any]]]:
-        rows = self._rows("SELECT namespace, key, intent FROM put_intents ORDER BY namespace, key")
+        rows = self._rows(
+            "SELECT namespace, key, intent FROM put_intents WHERE failure IS NULL "
+            "ORDER BY namespace, key"
+        )
         return [(str(ns), str(key), json.loads(str(intent))) for ns, key, intent in rows]
+
+    @override
+    def set_aside_put(self, namespace: str, key: str, failure: str) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE put_intents SET failure = ? WHERE namespace = ? AND key = ?",
+                (failure, namespace, key),
+            )
+
+    @override
+    def puts_set_aside(self) -> list[tuple[str, str, dict[str, Any], str]]:
+        rows = self._rows(
+            "SELECT namespace, key, intent, failure FROM put_intents "
+            "WHERE failure IS NOT NULL ORDER BY namespace, key"
+        )
+        return [(str(ns), str(k), json.loads(str(i)), str(f)) for ns, k, i, f in rows]
+
+    @override
+    def drop_put(self, namespace: str, key: str) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM put_intents WHERE namespace = ? AND key = ?", (namespace, key))
 
     @override
     def expired_items(self, now: datetime) -> list[tuple[str, str]]:

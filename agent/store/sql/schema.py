@@ -11,7 +11,9 @@ vectors are in a collection), what a compaction still owes (``compaction_debts``
 index of units by session (a forget or a resumed ingest of one session reads only it).
 Version 5 adds the puts under way (``put_intents``): a put that writes memories logs itself
 there first and clears it in the transaction that saves its item, so a put cut short by a
-crash is found and finished on the next open.
+crash is found and finished on the next open.  Version 6 records why a logged put could not be
+finished (``put_intents.failure``): such a put is set aside, so it never blocks another write,
+until ``check --repair`` withdraws it.
 The few words that differ between SQLite and PostgreSQL are a ``Dialect``'s.
 """
 
@@ -178,6 +180,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (namespace, key)
         ){table_options}""",
     ),
+    ("ALTER TABLE put_intents ADD COLUMN failure TEXT",),
 )
 """Migration ``n`` (1-based) takes a store from version ``n - 1`` to ``n``."""
 

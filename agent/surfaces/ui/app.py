@@ -13,19 +13,17 @@ Who may reach it follows ``agent.access``: the Host and Origin checked on every 
 off loopback an access token, proved once at the sign-in form (throttled per client) and then
 by a signed session cookie that never holds the token.  A value a request sends is validated
 before use: a mistake is a 4xx page naming the field, and an unexpected failure a 500 page
-with the same security headers as every other.
+with the same security headers as every other.  A namespace is named in a request as on every
+other surface (``ns=users/maya``; ``agent.memory.items.namespace_named``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode
@@ -43,15 +41,16 @@ from starlette.routing import Route
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.errors import NotFoundError, RippleGraphError
 from ripplegraph.agent.graph import recall_graph
-from ripplegraph.agent.memory import MAX_QUERY_CHARS, Namespace
+from ripplegraph.agent.memory import MAX_QUERY_CHARS, MAX_SAID_CHARS
 from ripplegraph.agent.memory.ingest_files import parse_date
+from ripplegraph.agent.memory.items import labels_of, name_of, stored_namespace
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.store.transfer import export_records
 from ripplegraph.agent.surfaces.access import (
     Gate,
-    SignInThrottle,
+    Signed,
     checked_token,
-    client_of,
+    device_cookie,
     same_secret,
     too_many,
 )
@@ -72,7 +71,6 @@ _FILES = {
     "ui.css": ((_STATIC / "ui.css").read_text(encoding="utf-8"), "text/css"),
     "icon.svg": ((_STATIC / "icon.svg").read_text(encoding="utf-8"), "image/svg+xml"),
 }
-_MAX_TEXT = 20_000
 _MAX_FORM = 64 * 1024
 _MAX_FIELDS = 16
 SESSION_HOURS = 12.0
@@ -98,22 +96,22 @@ class _Page(_Query):
 
 
 class _Memory(_Query):
-    ns: Namespace
+    ns: catalog.Name
     id: str = Field(min_length=1, max_length=200)
 
 
 class _Person(_Query):
-    ns: Namespace
+    ns: catalog.Name
     name: str = Field(min_length=1, max_length=200)
 
 
 class _Ask(_Query):
-    ns: Namespace
+    ns: catalog.Name
     q: str = Field("", max_length=MAX_QUERY_CHARS)
 
 
 class _Export(_Query):
-    ns: Namespace
+    ns: catalog.Name
 
 
 class _Forget(_Memory):
@@ -121,8 +119,8 @@ class _Forget(_Memory):
 
 
 class _Add(_Query):
-    ns: Namespace
-    text: str = Field(min_length=1, max_length=_MAX_TEXT)
+    ns: catalog.Name
+    text: str = Field(min_length=1, max_length=MAX_SAID_CHARS)
     speaker: str = Field("User", min_length=1, max_length=200)
     session: str = Field("", max_length=200)
     date: str = Field("", max_length=40)
@@ -140,53 +138,29 @@ class _Login(_Query):
     token: str = Field(max_length=400)
 
 
-class Sessions:
-    """Signed sign-in sessions: a cookie proves a sign-in without holding the token.
-
-    A session is ``<expiry>.<nonce>.<signature>``, signed with a key drawn when the process
-    starts, so nothing is stored per session and a restart signs everyone out.
-    """
-
-    def __init__(self, hours: float = SESSION_HOURS) -> None:
-        self._key = secrets.token_bytes(32)
-        self.seconds = hours * 3600.0
-
-    def _signature(self, body: str) -> str:
-        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
-
-    def issue(self) -> str:
-        """A new session, valid for ``hours``."""
-        body = f"{int(time.time() + self.seconds)}.{secrets.token_urlsafe(16)}"
-        return f"{body}.{self._signature(body)}"
-
-    def valid(self, cookie: str) -> bool:
-        """Whether ``cookie`` is a session this process issued that has not expired."""
-        body, _, signature = cookie.rpartition(".")
-        expiry = body.split(".", 1)[0]
-        if not (body and expiry.isdigit() and same_secret(signature, self._signature(body))):
-            return False
-        return int(expiry) > time.time()
-
-
 @dataclass(frozen=True)
 class Browser:
     """What one ``ripplegraph ui`` process serves, fixed when it starts."""
 
     context: Deployed
+    gate: Gate
+    """Who may reach it: Host, Origin, the token and its throttle (``agent.access``)."""
+    sessions: Signed
+    """Sign-ins: a signed cookie proves one without holding the token."""
     namespaces: frozenset[str] | None = None
-    """The namespaces it may show (None: every namespace of the store)."""
+    """The namespaces it may show, as stored (None: every namespace of the store)."""
     access_token: str | None = None
     """When set, every page asks for it first (required off loopback)."""
     csrf: str = ""
-    sessions: Sessions = field(default_factory=Sessions)
-    throttle: SignInThrottle = field(default_factory=SignInThrottle)
 
-    def allowed(self, namespace: str) -> str:
-        """The namespace, if this process serves it and the store knows it."""
+    def allowed(self, name: str) -> str:
+        """The namespace ``name`` is stored under, if this process serves it and it is held."""
+        store = Services(self.context.deployment).store()
+        namespace = stored_namespace(labels_of(name), store.known)
         if self.namespaces is not None and namespace not in self.namespaces:
-            raise Refused(403, f"namespace {namespace!r} is not served by this browser")
-        if not Services(self.context.deployment).store().known(namespace):
-            raise Refused(404, f"no namespace {namespace!r} in this store")
+            raise Refused(403, f"namespace {name!r} is not served by this browser")
+        if not store.known(namespace):
+            raise Refused(404, f"no namespace {name!r} in this store")
         return namespace
 
     def names(self, offset: int, limit: int) -> list[str]:
@@ -277,31 +251,31 @@ async def _namespaces(browser: Browser, request: Request) -> Response:
 
 async def _namespace(browser: Browser, request: Request) -> Response:
     filters = _parse(catalog.Filters, request.query_params)
-    browser.allowed(filters.ns)
-    found = await run_in_threadpool(
-        catalog.listing, Services(browser.context.deployment).store(), filters
-    )
-    return _page(browser, "namespace.html", title=filters.ns, f=filters, listing=found)
+    namespace = browser.allowed(filters.ns)
+    store = Services(browser.context.deployment).store()
+    found = await run_in_threadpool(catalog.listing, store, namespace, filters)
+    name = name_of(namespace)
+    return _page(browser, "namespace.html", title=name, ns=name, f=filters, listing=found)
 
 
 async def _memory(browser: Browser, request: Request) -> Response:
     query = _parse(_Memory, request.query_params)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     view = await run_in_threadpool(
-        catalog.memory_view, Services(browser.context.deployment).store(), query.ns, query.id
+        catalog.memory_view, Services(browser.context.deployment).store(), namespace, query.id
     )
     if view is None:
         raise Refused(404, f"no memory {query.id!r} in {query.ns!r} (forgotten, or never held)")
-    return _page(browser, "memory.html", title="Memory", ns=query.ns, view=view)
+    return _page(browser, "memory.html", title="Memory", ns=name_of(namespace), view=view)
 
 
 async def _person(browser: Browser, request: Request) -> Response:
     query = _parse(_Person, request.query_params)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     view = await run_in_threadpool(
-        catalog.person_view, Services(browser.context.deployment).store(), query.ns, query.name
+        catalog.person_view, Services(browser.context.deployment).store(), namespace, query.name
     )
-    return _page(browser, "person.html", title=query.name, ns=query.ns, view=view)
+    return _page(browser, "person.html", title=query.name, ns=name_of(namespace), view=view)
 
 
 def _recall(browser: Browser, namespace: str, question: str) -> tuple[Any, str]:
@@ -312,20 +286,21 @@ def _recall(browser: Browser, namespace: str, question: str) -> tuple[Any, str]:
 
 async def _ask(browser: Browser, request: Request) -> Response:
     query = _parse(_Ask, request.query_params)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     state, trace = None, ""
     if query.q:
-        state, trace = await run_in_threadpool(_recall, browser, query.ns, query.q)
-    return _page(browser, "ask.html", title="Ask", ns=query.ns, q=query.q, state=state, trace=trace)
+        state, trace = await run_in_threadpool(_recall, browser, namespace, query.q)
+    name = name_of(namespace)
+    return _page(browser, "ask.html", title="Ask", ns=name, q=query.q, state=state, trace=trace)
 
 
 async def _confirm_forget(browser: Browser, request: Request) -> Response:
     query = _parse(_Memory, request.query_params)
-    browser.allowed(query.ns)
-    unit = Services(browser.context.deployment).store().get(query.ns, [query.id]).get(query.id)
+    namespace = browser.allowed(query.ns)
+    unit = Services(browser.context.deployment).store().get(namespace, [query.id]).get(query.id)
     if unit is None:
         raise Refused(404, f"no memory {query.id!r} in {query.ns!r}")
-    return _page(browser, "forget.html", title="Forget", ns=query.ns, unit=unit)
+    return _page(browser, "forget.html", title="Forget", ns=name_of(namespace), unit=unit)
 
 
 async def _form(request: Request) -> dict[str, Any]:
@@ -361,46 +336,47 @@ def _checked(browser: Browser, token: str) -> None:
 async def _forget(browser: Browser, request: Request) -> Response:
     query = _parse(_Forget, await _form(request))
     _checked(browser, query.csrf)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     try:
-        await run_in_threadpool(forget_now, browser.context, query.ns, memory_ids=[query.id])
+        await run_in_threadpool(forget_now, browser.context, namespace, memory_ids=[query.id])
     except NotFoundError as error:
         raise Refused(404, str(error)) from error
-    return RedirectResponse(_link("/namespace", ns=query.ns, done="forgot"), status_code=303)
+    done = _link("/namespace", ns=name_of(namespace), done="forgot")
+    return RedirectResponse(done, status_code=303)
 
 
 async def _add(browser: Browser, request: Request) -> Response:
     query = _parse(_Add, await _form(request))
     _checked(browser, query.csrf)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     items = RippleGraphStore(deployment=browser.context.deployment, context=browser.context)
     key = await run_in_threadpool(
         add_said,
         items,
-        query.ns,
+        namespace,
         query.text,
         speaker=query.speaker,
         session=query.session or None,
         date=query.date or None,
     )
-    (item,) = Services(browser.context.deployment).store().items(query.ns, [key])
+    (item,) = Services(browser.context.deployment).store().items(namespace, [key])
     target = item.unit_ids[0] if item.unit_ids else ""
-    return RedirectResponse(_link("/memory", ns=query.ns, id=target), status_code=303)
+    return RedirectResponse(_link("/memory", ns=name_of(namespace), id=target), status_code=303)
 
 
 async def _export(browser: Browser, request: Request) -> Response:
     query = _parse(_Export, request.query_params)
-    browser.allowed(query.ns)
+    namespace = browser.allowed(query.ns)
     store = Services(browser.context.deployment).store()
 
     def lines() -> Iterator[str]:
-        for record in export_records(store, query.ns):
+        for record in export_records(store, namespace):
             yield json.dumps(record, ensure_ascii=False) + "\n"
 
     return StreamingResponse(
         lines(),
         media_type="application/x-ndjson",
-        headers={"Content-Disposition": attachment(f"{query.ns}.jsonl")},
+        headers={"Content-Disposition": attachment(f"{name_of(namespace)}.jsonl")},
     )
 
 
@@ -428,31 +404,43 @@ async def _login_page(browser: Browser, request: Request) -> Response:
 
 
 async def _login(browser: Browser, request: Request) -> Response:
-    client = client_of(request.scope)
-    wait = browser.throttle.wait(client)
+    """Sign in with the access token: throttled before the form is read and as it is checked."""
+    gate = browser.gate
+    wait = gate.throttle.wait(gate.client(request.scope, request.headers))
     if wait > 0:
         return too_many(wait)
     query = _parse(_Login, await _form(request))
-    if browser.access_token is None or not same_secret(query.token, browser.access_token):
-        browser.throttle.missed(client)
+    refusal = gate.proves(request.scope, request.headers, query.token)
+    if refusal is not None and refusal.status_code == 429:
+        return refusal
+    if refusal is not None or browser.access_token is None:
         return _page(browser, "login.html", 403, title="Sign in", failed=True)
-    browser.throttle.succeeded(client)
     response = RedirectResponse("/", status_code=303)
+    secure = request.url.scheme == "https"
     response.set_cookie(
         COOKIE,
         browser.sessions.issue(),
         max_age=int(browser.sessions.seconds),
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=secure,
     )
+    device = gate.new_device(request.headers)
+    if device is not None:
+        response.headers.append("set-cookie", device_cookie(device, secure))
     return response
 
 
-def _same_site(request: Request) -> bool:
-    """Whether a change comes from this app's own pages (not a cross-site form post)."""
+def _same_site(request: Request, access: Gate) -> bool:
+    """Whether a change comes from this app's own pages (not a cross-site form post).
+
+    A browser says so (``Sec-Fetch-Site``), or, where it does not, its ``Origin`` does.
+    """
     fetched = request.headers.get("sec-fetch-site")
-    return fetched is None or fetched in ("same-origin", "none")
+    if fetched is not None:
+        return fetched in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    return origin is None or access.own_origin(origin, request.headers)
 
 
 def _guard(browser: Browser, access: Gate) -> Callable[..., Awaitable[Response]]:
@@ -464,7 +452,7 @@ def _guard(browser: Browser, access: Gate) -> Callable[..., Awaitable[Response]]
         response: Response
         if refusal is not None:
             response = refusal
-        elif request.method == "POST" and not _same_site(request):
+        elif request.method == "POST" and not _same_site(request, access):
             response = _refused(browser, 403, "cross-site request")
         elif path == "/login" or path.startswith("/static/") or browser.access_token is None:
             response = await _next(browser, request, call_next)
@@ -472,6 +460,11 @@ def _guard(browser: Browser, access: Gate) -> Callable[..., Awaitable[Response]]
             signed = access.credential_refusal(request.scope, request.headers)
             if signed is None:
                 response = await _next(browser, request, call_next)
+                if "authorization" in request.headers:  # the token itself, not a session
+                    device = access.new_device(request.headers)
+                    if device is not None:
+                        secure = request.url.scheme == "https"
+                        response.headers.append("set-cookie", device_cookie(device, secure))
             elif "authorization" in request.headers or signed.status_code == 429:
                 response = signed
             else:
@@ -500,14 +493,31 @@ def create_app(
     namespaces: frozenset[str] | None = None,
     access_token: str | None = None,
     host: str = "127.0.0.1",
+    public_url: str | None = None,
 ) -> Starlette:
     """The browser over ``context``'s store: loopback unless ``host`` says otherwise.
 
     Off loopback it needs ``access_token`` (``ripplegraph ui`` refuses to start without one
-    that passes ``agent.access.checked_token``).
+    that passes ``agent.access.checked_token``).  Behind a reverse proxy, ``public_url`` is
+    the address people reach it at: its host is answered and its origin is the browser's own.
     """
     access_token = checked_token(host, access_token)
-    browser = Browser(context, namespaces, access_token, secrets.token_urlsafe(32))
+    sessions = Signed(SESSION_HOURS * 3600.0)
+
+    def session(headers: Any) -> bool:
+        cookie = cookie_parser(headers.get("cookie", "")).get(COOKIE, "")
+        return bool(cookie) and sessions.nonce(cookie) is not None
+
+    access = Gate(
+        host=host,
+        token=access_token,
+        protect=lambda path: False,  # the pages ask for sign-in themselves (``_guard``)
+        authorized=session,
+        public_url=public_url,
+    )
+    browser = Browser(
+        context, access, sessions, namespaces, access_token, secrets.token_urlsafe(32)
+    )
     pages: list[tuple[str, Handler, list[str]]] = [
         ("/", _namespaces, ["GET"]),
         ("/namespace", _namespace, ["GET"]),
@@ -522,18 +532,6 @@ def create_app(
         ("/login", _login, ["POST"]),
         ("/static/{name}", _static, ["GET"]),
     ]
-
-    def session(headers: Any) -> bool:
-        cookie = cookie_parser(headers.get("cookie", "")).get(COOKIE, "")
-        return bool(cookie) and browser.sessions.valid(cookie)
-
-    access = Gate(
-        host=host,
-        token=access_token,
-        throttle=browser.throttle,
-        protect=lambda path: False,  # the pages ask for sign-in themselves (``_guard``)
-        authorized=session,
-    )
     return Starlette(
         routes=[_route(path, handler, browser, methods) for path, handler, methods in pages],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=_guard(browser, access))],

@@ -14,13 +14,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from ripplegraph.agent.decisions.policies.counterfactual import Constraints, standing_constraints
 from ripplegraph.agent.decisions.policies.standing import Standing, standing_fact
-from ripplegraph.agent.memory import MemoryUnit, Namespace, RootUnit
+from ripplegraph.agent.memory import FIRST_YEAR, LAST_YEAR, MemoryUnit, RootUnit
+from ripplegraph.agent.memory.items import name_of
 from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.store import MemoryStore
 from ripplegraph.agent.store.edges import CAUSAL_TYPES, LINK_TYPES
@@ -30,6 +31,8 @@ PAGE = 50
 
 Kind = Literal["", "turn", "standing", "item", "root"]
 """The kinds of memory a namespace page filters by ("" is every memory unit)."""
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=400)]
+"""A namespace as a request names it (``Browser.allowed`` says where it is stored)."""
 
 
 class Filters(BaseModel):
@@ -37,7 +40,7 @@ class Filters(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    ns: Namespace
+    ns: Name
     speaker: str = Field("", max_length=200)
     session: str = Field("", max_length=200)
     since: date | None = None
@@ -46,12 +49,21 @@ class Filters(BaseModel):
     page: int = Field(1, ge=1, le=1_000_000)
     done: Literal["", "forgot"] = ""
 
+    @field_validator("since", "until")
+    @classmethod
+    def _in_range(cls, day: date | None) -> date | None:
+        """The years a memory's date may fall in, as everywhere else (``agent.memory``)."""
+        if day is not None and not FIRST_YEAR <= day.year <= LAST_YEAR:
+            raise ValueError(f"a date must fall in the years {FIRST_YEAR} to {LAST_YEAR}")
+        return day
+
 
 @dataclass(frozen=True)
 class NamespaceRow:
     """One namespace on the first page: how much it holds and when it last changed."""
 
     name: str
+    """The namespace as it is named (``agent.memory.items.name_of``)."""
     memories: int
     standing: int
     items: int
@@ -164,10 +176,10 @@ def _constraints(store: MemoryStore, namespace: str) -> tuple[Constraints, dict[
     return index, index.superseding(lambda ids: store.embeddings(namespace, ids))
 
 
-def namespace_rows(store: MemoryStore, names: list[str]) -> list[NamespaceRow]:
-    """Counts and the last change of each named namespace."""
+def namespace_rows(store: MemoryStore, namespaces: list[str]) -> list[NamespaceRow]:
+    """Counts and the last change of each namespace."""
     rows = []
-    for name in names:
+    for name in namespaces:
         index, superseded = _constraints(store, name)
         items = store.items(name)
         changes = [i.updated_at for i in items]
@@ -176,7 +188,7 @@ def namespace_rows(store: MemoryStore, names: list[str]) -> list[NamespaceRow]:
             changes.append(latest)
         rows.append(
             NamespaceRow(
-                name=name,
+                name=name_of(name),
                 memories=store.count_units(name),
                 standing=len(index.units) - len(superseded),
                 items=len(items),
@@ -206,9 +218,8 @@ def _within(unit: MemoryUnit, since: date | None, until: date | None) -> bool:
     return (since is None or day >= since) and (until is None or day <= until)
 
 
-def listing(store: MemoryStore, filters: Filters) -> Listing:
-    """The page of memories ``filters`` asks for, newest first, and the speakers to pick."""
-    namespace = filters.ns
+def listing(store: MemoryStore, namespace: str, filters: Filters) -> Listing:
+    """The page of ``namespace``'s memories ``filters`` asks for, newest first, and speakers."""
     units = written(store, namespace)
     people, _ = store.vocabulary(namespace)
     speakers = sorted({u.provenance.speaker for u in units if u.provenance.speaker})
