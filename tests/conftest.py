@@ -85,6 +85,17 @@ def pytest_configure(config: pytest.Config) -> None:
     socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
 
 
+RIPPLEGRAPH = str(Path(sys.executable).parent / "ripplegraph")
+"""The command line installed beside the suite's interpreter."""
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "LANGSMITH_TRACING": "false",
+}
+"""What a process a test starts is given to stay offline (the product sets them itself too)."""
+
+
 def deployed(**settings: Any) -> Deployed:
     """A deployment from the deployment settings in ``settings``, bound to the other (run) ones.
 

@@ -19,6 +19,7 @@ from ripplegraph.agent.cli.app import (
     console,
     context_of,
     fail,
+    named,
     store_of,
 )
 from ripplegraph.agent.cli.memory import items_of
@@ -130,9 +131,10 @@ def calibrate(
 
     context = context_of(store, chroma_url, database_url, reading=True)
     memory = store_of(context)
-    if memory.count_units(namespace) < 2:
+    stored = named(context, namespace)
+    if memory.count_units(stored) < 2:
         raise fail(f"namespace {namespace!r} has fewer than two memories")
-    profile = similarity_profile(memory, namespace)
+    profile = similarity_profile(memory, stored)
     table = Table(title=f"cosine similarity in {namespace} ({context.deployment.embedding_model})")
     table.add_column("distribution")
     table.add_column("quantile")

@@ -30,7 +30,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from langgraph.store.base import InvalidNamespaceError
@@ -80,8 +80,8 @@ def _spelled(labels: Sequence[str], plain: Callable[[str], bool]) -> str:
 
 
 def _checked_label(label: object, shown: str) -> str:
-    if not isinstance(label, str):
-        raise InvalidNamespace(f"namespace {shown}: a label must be text")
+    if not isinstance(label, str) or not _utf8(label):
+        raise InvalidNamespace(f"namespace {shown}: a label must be text (UTF-8)")
     if not visible(label):
         raise InvalidNamespace(
             f"namespace {shown}: a label needs a character that shows (blank, control and "
@@ -160,20 +160,56 @@ def checked_ttl(minutes: object) -> float | None:
 
 
 def checked_value(value: object) -> dict[str, Any]:
-    """A put value, once it is a JSON object of finite numbers (what every backend keeps)."""
+    """A put value, once it is a JSON object of finite numbers and UTF-8 text.
+
+    What every backend keeps: no ``NaN``, no lone surrogate, no key that is not text.
+    """
     if not isinstance(value, Mapping):
         raise InvalidValueError(f"a value is a JSON object (a dict), not {type(value).__name__}")
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as error:
         raise InvalidValueError(f"the value cannot be stored as JSON: {error}") from error
     return dict(value)
 
 
+MAX_KEY = 1024
+"""The longest item key."""
+
+
+def checked_key(key: object) -> str:
+    """An item key, once it is UTF-8 text of at most ``MAX_KEY`` characters without controls."""
+    if not isinstance(key, str) or not _utf8(key):
+        raise InvalidValueError(f"a key is text (UTF-8), not {type(key).__name__}")
+    if len(key) > MAX_KEY or without_controls(key) != key:
+        raise InvalidValueError(
+            f"a key holds at most {MAX_KEY:,} characters and no control character"
+        )
+    return key
+
+
+def checked_index(index: object) -> list[str] | Literal[False] | None:
+    """A put's ``index``: None, False, or a list of field paths (LangGraph's forms)."""
+    if index is None or index is False:
+        return index
+    if isinstance(index, list) and all(isinstance(path, str) for path in index):
+        return [str(path) for path in index]
+    raise InvalidValueError(f"index is None, False or a list of field paths, not {index!r}")
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _checked_words(value: object, name: str, limit: int, empty: str, holder: str) -> str:
     """``value`` stripped, once it is a string that shows something and at most ``limit``."""
-    if not isinstance(value, str):
-        raise InvalidValueError(f"the {name} must be a string, not {type(value).__name__}")
+    if not isinstance(value, str) or not _utf8(value):
+        raise InvalidValueError(f"the {name} must be text (UTF-8), not {type(value).__name__}")
     words = value.strip()
     if not visible(words):
         raise InvalidValueError(empty)
@@ -213,6 +249,16 @@ MAX_PAGE = 10_000
 def checked_page(limit: object, offset: object = 0) -> tuple[int, int]:
     """A page's ``limit`` and ``offset``, once each is a whole number from 0 (limit ≤ 10,000)."""
     return _whole("limit", limit, MAX_PAGE), _whole("offset", offset, None)
+
+
+def checked_depth(depth: object) -> int | None:
+    """A namespace listing's ``max_depth``: None, or a whole number from 1."""
+    if depth is None:
+        return None
+    levels = _whole("max_depth", depth, None)
+    if levels < 1:
+        raise InvalidValueError(f"the max_depth must be 1 or more, not {levels}")
+    return levels
 
 
 def _whole(name: str, value: object, most: int | None) -> int:

@@ -49,14 +49,15 @@ def normalise_cue(value: str) -> str:
     return re.sub(r"\s+", " ", value.replace("’", "'")).strip(" .,!?;:'\"").casefold()
 
 
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-"""C0 and C1 control characters but tab, newline and carriage return."""
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+"""C0 and C1 control characters but tab, newline and carriage return, and lone surrogates."""
 
 
 def without_controls(text: str) -> str:
     """``text`` without control characters: they print as nothing, or as terminal commands.
 
-    PostgreSQL cannot hold NUL in text either, so a memory never keeps one on any backend.
+    PostgreSQL cannot hold NUL in text either, so a memory never keeps one on any backend; a
+    lone surrogate (a JSON escape of half a character) is no character at all.
     """
     return _CONTROLS.sub("", text)
 

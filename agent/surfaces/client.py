@@ -29,6 +29,7 @@ from langgraph.store.base import Item, PutOp, SearchItem
 from ripplegraph.agent.context import Context, Deployment
 from ripplegraph.agent.errors import InvalidValueError
 from ripplegraph.agent.memory.items import (
+    checked_key,
     checked_messages,
     checked_page,
     checked_query,
@@ -134,9 +135,12 @@ class Memory:
 
 
 def _checked_id(memory_id: object) -> str:
-    if not isinstance(memory_id, str) or not memory_id.strip():
-        raise InvalidValueError(f"memory_id must be an id add or search gave, not {memory_id!r}")
-    return memory_id
+    try:
+        if isinstance(memory_id, str) and memory_id.strip():
+            return checked_key(memory_id)
+    except InvalidValueError:
+        pass
+    raise InvalidValueError(f"memory_id must be an id add or search gave, not {memory_id!r}")
 
 
 class AsyncMemory:

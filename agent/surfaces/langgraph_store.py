@@ -50,10 +50,13 @@ from langgraph.store.base import (
 from langgraph.store.memory import _compare_values, _does_match
 
 from ripplegraph.agent.context import Context, Deployed, Deployment
-from ripplegraph.agent.errors import PartUnavailable, RippleGraphError
+from ripplegraph.agent.errors import InvalidValueError, PartUnavailable, RippleGraphError
 from ripplegraph.agent.memory import MemoryUnit, Session, StoredItem
 from ripplegraph.agent.memory.items import (
     InvalidNamespace,
+    checked_depth,
+    checked_index,
+    checked_key,
     checked_page,
     checked_query,
     checked_said,
@@ -78,6 +81,9 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+_SAME = "LangGraph's ``BaseStore.{}``; a namespace it refuses raises ``InvalidNamespace``."
+
+
 def _ours(error: InvalidNamespaceError) -> InvalidNamespace:
     return error if isinstance(error, InvalidNamespace) else InvalidNamespace(str(error))
 
@@ -97,6 +103,7 @@ def _refusing(method: Callable[_P, _R]) -> Callable[_P, _R]:
         except InvalidNamespaceError as error:
             raise _ours(error) from error
 
+    call.__doc__ = _SAME.format(method.__name__)
     return call
 
 
@@ -112,6 +119,7 @@ def _refusing_async(
         except InvalidNamespaceError as error:
             raise _ours(error) from error
 
+    call.__doc__ = _SAME.format(method.__name__)
     return call
 
 
@@ -203,22 +211,7 @@ class RippleGraphStore(BaseStore):
         """
         ops = list(ops)
         for op in ops:
-            if isinstance(op, PutOp):
-                namespace_of(op.namespace)
-                checked_ttl(op.ttl)
-                if op.value is not None and op.index is not False:
-                    index = None if op.index is None else list(op.index)
-                    self._sessions(op.key, checked_value(op.value), index)
-                elif op.value is not None:
-                    checked_value(op.value)
-            elif isinstance(op, GetOp):
-                namespace_of(op.namespace)
-            elif isinstance(op, SearchOp):
-                checked_page(op.limit, op.offset)
-                if op.namespace_prefix:
-                    namespace_of(op.namespace_prefix)
-                if op.query:  # None or "" lists the namespace
-                    checked_query(op.query)
+            self._check(op)
         self._store.sweep_expired()
         results: list[Result] = []
         for op in ops:
@@ -231,9 +224,35 @@ class RippleGraphStore(BaseStore):
                 results.append(None)
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
-            else:
-                raise TypeError(f"unknown store operation: {type(op).__name__}")
         return results
+
+    def _check(self, op: Op) -> None:
+        """Refuse an operation the store cannot carry out whole (``InvalidValueError``)."""
+        if isinstance(op, PutOp):
+            namespace_of(op.namespace)
+            checked_key(op.key)
+            checked_ttl(op.ttl)
+            index = checked_index(op.index)
+            if op.value is not None and index is not False:
+                self._sessions(op.key, checked_value(op.value), index or None)
+            elif op.value is not None:
+                checked_value(op.value)
+        elif isinstance(op, GetOp):
+            namespace_of(op.namespace)
+            checked_key(op.key)
+        elif isinstance(op, SearchOp):
+            checked_page(op.limit, op.offset)
+            if op.namespace_prefix:
+                namespace_of(op.namespace_prefix)
+            if op.query:  # None or "" lists the namespace
+                checked_query(op.query)
+            if op.filter is not None and not isinstance(op.filter, dict):
+                raise InvalidValueError(f"a filter is a dict, not {op.filter!r}")
+        elif isinstance(op, ListNamespacesOp):
+            checked_page(op.limit, op.offset)
+            checked_depth(op.max_depth)
+        else:
+            raise InvalidValueError(f"unknown store operation: {type(op).__name__}")
 
     def get_named(self, labels: tuple[str, ...], key: str) -> Item | None:
         """``get`` under RippleGraph's rule for names (``run``)."""
@@ -570,8 +589,14 @@ def _plain_prefix(op: ListNamespacesOp) -> str | None:
 
 
 def _matches(value: dict[str, Any], where: dict[str, Any]) -> bool:
-    """LangGraph's own filter semantics (its in-memory store's), so results agree with it."""
-    return all(_compare_values(value.get(key), wanted) for key, wanted in where.items())
+    """LangGraph's own filter semantics (its in-memory store's), so results agree with it.
+
+    A filter that cannot be applied (an unknown operator, ``$gt`` against a word) is refused.
+    """
+    try:
+        return all(_compare_values(value.get(key), wanted) for key, wanted in where.items())
+    except (TypeError, ValueError, AttributeError) as error:
+        raise InvalidValueError(f"the filter cannot be applied: {error}") from error
 
 
 def _how(evidence: Evidence) -> dict[str, Any]:

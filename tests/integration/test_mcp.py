@@ -6,7 +6,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,17 +17,10 @@ from mcp.client.stdio import StdioServerParameters
 
 from ripplegraph.agent.surfaces.api import remember
 from ripplegraph.studio import demo_sessions
-from tests.conftest import deployed, free_port
+from tests.conftest import OFFLINE, RIPPLEGRAPH, deployed, free_port
 
 pytestmark = pytest.mark.integration
 HARBOR = "Should we go to Harbor Grill for Maya's birthday dinner?"
-RIPPLEGRAPH = str(Path(sys.executable).parent / "ripplegraph")
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "LANGSMITH_TRACING": "false",
-}
 
 
 @pytest.fixture

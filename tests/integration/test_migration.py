@@ -41,7 +41,7 @@ def test_a_store_of_the_last_release_migrates_in_place(tmp_path: Path) -> None:
     context = deployed(store_dir=str(directory))
     store = Services(context.deployment).store()
 
-    assert store.relational.meta("schema_version") == "5"
+    assert store.relational.meta("schema_version") == "6"
     assert store.vectors.placement("alex") == store.vectors.placement("sam") == "collection"
     assert store.debts() == {}
     before = recalled(context, "alex", HARBOR)

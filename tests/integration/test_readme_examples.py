@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from ripplegraph import Deployment, RippleGraphStore
 from ripplegraph.agent.memory.items import namespace_of
 from ripplegraph.agent.services import Services
-from tests.conftest import free_port, wait_for_http
+from tests.conftest import OFFLINE, free_port, wait_for_http
 from tests.langgraph_server import langgraph_dev
 from tests.openai_server import Reply, Request, ScriptedOpenAI
 
@@ -45,7 +45,6 @@ builder.add_node("echo", lambda state: {"messages": []})
 builder.add_edge(START, "echo")
 graph = builder.compile()
 """
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 
 @pytest.fixture

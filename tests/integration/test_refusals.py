@@ -15,7 +15,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -38,17 +37,10 @@ from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.surfaces.mcp_server import build_server
 from ripplegraph.agent.surfaces.ui import create_app
-from tests.conftest import deployed, free_port
+from tests.conftest import OFFLINE, RIPPLEGRAPH, deployed, free_port
 from tests.integration.conftest import store_args
 
 pytestmark = pytest.mark.integration
-RIPPLEGRAPH = str(Path(sys.executable).parent / "ripplegraph")
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "LANGSMITH_TRACING": "false",
-}
 INVISIBLE = ["", "   ", "\u200b\u2060", "\x00\x1b\x07", "\t\n\r"]
 """Texts that show nothing: blank, zero-width, NUL and escape characters."""
 
