@@ -220,6 +220,6 @@ def test_a_long_turn_becomes_several_memories_cut_where_the_text_breaks() -> Non
 
 
 def test_control_characters_never_reach_a_memory() -> None:
-    turn = Turn(speaker="Mal\x1blory", text="hi\x00 there\x1b[2J\r\n\tok")
-    assert turn.text == "hi there[2J\r\n\tok" and turn.speaker == "Mallory"
-    assert without_controls("\x07\x9b") == "" and not visible("\u200b \x00\u2060")
+    turn = Turn(speaker="Mallory\x1b", text="full\x02time\x00 there\x1b[2J\r\n\tok")
+    assert turn.text == "full time  there [2J\r\n\tok" and turn.speaker == "Mallory "
+    assert without_controls("\x07\x9b\ud800") == "   " and not visible("\u200b \x00\u2060")
