@@ -54,7 +54,7 @@ _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def without_controls(text: str) -> str:
-    """``text`` with each control character a space: they print as nothing, or as commands.
+    r"""``text`` with each control character a space: they print as nothing, or as commands.
 
     PostgreSQL cannot hold NUL in text either, so a memory never keeps one on any backend; a
     lone surrogate (a JSON escape of half a character) is no character at all.  A space, not
