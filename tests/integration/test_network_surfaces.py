@@ -67,6 +67,12 @@ def serving(args: list[str], url: str, log: Path, *, page: bool = True) -> Itera
             process.wait(timeout=30)
 
 
+def off_loopback(store: Path, port: int, *extra: str) -> list[str]:
+    """``ripplegraph ui`` on every address of the machine, with the suite's access token."""
+    return ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
+            "--access-token", TOKEN, *extra]  # fmt: skip
+
+
 # --- starting off loopback ------------------------------------------------------------------
 
 
@@ -97,8 +103,7 @@ def browser_off_loopback(store: Path, tmp_path_factory: pytest.TempPathFactory) 
     """``ripplegraph ui`` on every address with an access token, reached over 127.0.0.1."""
     port = free_port()
     log = tmp_path_factory.mktemp("ui") / "ui.log"
-    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port)]
-    with serving([*args, "--access-token", TOKEN], f"http://127.0.0.1:{port}", log) as url:
+    with serving(off_loopback(store, port), f"http://127.0.0.1:{port}", log) as url:
         yield url
 
 
@@ -123,10 +128,11 @@ def test_a_forwarded_address_is_believed_only_from_a_named_proxy(
 ) -> None:
     for trusted in ([], ["--trusted-proxy", "127.0.0.1"]):
         port = free_port()
-        args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
-                "--access-token", TOKEN, *trusted]  # fmt: skip
         url = f"http://127.0.0.1:{port}"
-        with serving(args, url, tmp_path / "ui.log"), httpx.Client(base_url=url) as client:
+        with (
+            serving(off_loopback(store, port, *trusted), url, tmp_path / "ui.log"),
+            httpx.Client(base_url=url) as client,
+        ):
             statuses = [
                 client.post(
                     "/login", data={"token": f"guess-{n}"},
@@ -144,8 +150,7 @@ def test_tries_sent_together_with_slow_bodies_are_checked_one_at_a_time(
     store: Path, tmp_path: Path
 ) -> None:
     port = free_port()
-    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
-            "--access-token", TOKEN]  # fmt: skip
+    args = off_loopback(store, port)
 
     async def slow_tries(count: int) -> list[int]:
         opened = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
@@ -179,11 +184,9 @@ def test_a_client_that_proved_the_token_is_never_locked_out_by_another(
     store: Path, tmp_path: Path
 ) -> None:
     port = free_port()
-    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
-            "--access-token", TOKEN]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     with (
-        serving(args, url, tmp_path / "ui.log"),
+        serving(off_loopback(store, port), url, tmp_path / "ui.log"),
         httpx.Client(base_url=url, follow_redirects=False) as owner,
         httpx.Client(base_url=url, follow_redirects=False) as guesser,
     ):
@@ -227,11 +230,11 @@ def test_the_cookie_is_a_signed_session_secure_behind_tls(store: Path, tmp_path:
     # A fresh process: the throttle of the test above is per process and per client.  Its
     # proxy is named: only then is the scheme it forwards believed.
     port = free_port()
-    args = ["ui", "--store", str(store), "--host", "0.0.0.0", "--port", str(port),
-            "--trusted-proxy", "127.0.0.1"]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     with (
-        serving([*args, "--access-token", TOKEN], url, tmp_path / "ui.log"),
+        serving(
+            off_loopback(store, port, "--trusted-proxy", "127.0.0.1"), url, tmp_path / "ui.log"
+        ),
         httpx.Client(base_url=url, follow_redirects=False) as client,
     ):
         assert client.get("/").headers["location"] == "/login"
