@@ -93,18 +93,21 @@ studio: $(STAMP)
 
 # The published results in benchmarks/results/, refreshed from the data named here (a bench run
 # elsewhere never writes there).  DATA is a folder holding LoCoMo's locomo10.json-format file
-# as locomo/locomo_dev.json, REALTALK's Chat_*.json files as realtalk/, PrefEval's
+# as locomo/locomo_dev.json, REALTALK's Chat_*.json files as realtalk/, Mem-Gallery's dialog files as memgallery/, PrefEval's
 # benchmark_dataset as prefeval/ and IMLogic's qa_user*.json files as imlogic/.  The load benchmarks (soak, tenants) are run by hand: half an
 # hour each (see the README).
 RESULTS := benchmarks/results
 results: $(STAMP)
-	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ realtalk/ prefeval/ imlogic/>"; exit 2; }
-	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/realtalk, $(DATA)/prefeval, $(DATA)/imlogic"
+	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ realtalk/ memgallery/ prefeval/ imlogic/>"; exit 2; }
+	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/realtalk, $(DATA)/memgallery, $(DATA)/prefeval, $(DATA)/imlogic"
+	$(BIN)/ripplegraph bench ranker --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
+		--data $(DATA)/memgallery --write agent/ranker.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/realtalk --results $(RESULTS)/realtalk
+	$(BIN)/ripplegraph bench locomo --data $(DATA)/memgallery --results $(RESULTS)/memgallery
 	$(BIN)/ripplegraph bench folds --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench folds --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
-		--results $(RESULTS)/nine
+		--data $(DATA)/memgallery --results $(RESULTS)/seventeen
 	$(BIN)/ripplegraph bench prefeval --data $(DATA)/prefeval --results $(RESULTS)
 	$(BIN)/ripplegraph bench imlogic --data $(DATA)/imlogic --results $(RESULTS)
 	$(BIN)/ripplegraph bench scale --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ripplegraph.agent.learned import Ranker
+
 
 @dataclass(frozen=True)
 class SourceWeights:
@@ -49,14 +51,17 @@ class RecallConfig:
     best-ranked memories)."""
     feedback: bool = True
     """Whether expansion scores candidates against the target moved towards the anchors."""
-    walk_below_head: bool = True
-    """Whether memories only the walk reached rank below the coverage window's direct hits."""
     structural_edges: bool = True
     dialogue_edges: bool = True
     """Whether the walk also steps to the memory written just before or after in the same
     session: a turn of real chat often means something only beside its neighbours."""
     roots: bool = True
     counterfactual: bool = True
+    learned: bool = True
+    """Whether the learned ranker decides which pooled memories are kept and in what order
+    (else ρ does, as it steers the walk)."""
+    ranker: Ranker | None = None
+    """The learned ranker; ``None`` is the one shipped in the package."""
     max_anchors: int = 3
     top_n_per_channel: int = 5
     root_threshold: float = 0.5
@@ -74,9 +79,6 @@ class RecallConfig:
     # deems unrelated to the question), never of a related one.
     lambda_standing: float = 0.6
     unrelated_below: float = 0.25
-    lambda_session: float = 0.05
-    """ρ's lift, as evidence is assembled, for a memory of a session the evidence's head comes
-    from (its first 10 direct hits); the anchor bonus's size."""
     rank_offset: int = 5
     # Questions that ask for a set ("what books…", "how many…", "both…": the query's
     # multi-part cue) gather a pool this many times K before ρ picks K: their evidence is
@@ -111,16 +113,17 @@ class RecallConfig:
 
 RecipeName = Literal[
     "full", "first_hop", "no_expansion", "no_structural", "no_planning", "no_roots",
-    "no_counterfactual",
+    "no_counterfactual", "hand_ranked",
 ]  # fmt: skip
 
 FULL = RecallConfig()
 RECIPES: dict[str, RecallConfig] = {
     "full": FULL,
-    "first_hop": replace(FULL, expansion=False, roots=False, counterfactual=False),
+    "first_hop": replace(FULL, expansion=False, roots=False, counterfactual=False, learned=False),
     "no_expansion": replace(FULL, expansion=False),
     "no_structural": replace(FULL, structural_edges=False),
     "no_planning": replace(FULL, planned=False),
     "no_roots": replace(FULL, roots=False),
     "no_counterfactual": replace(FULL, counterfactual=False),
+    "hand_ranked": replace(FULL, learned=False),
 }

@@ -1,4 +1,7 @@
-"""Recall node: dedupe, score by ρ, keep the top K under the token budget, render the context."""
+"""Recall node: dedupe, rank the pool, keep the top K under the token budget, render the context.
+
+The learned ranker orders the pool (``policies.ranking``); with it switched off, ρ does.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +10,15 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context
-from ripplegraph.agent.decisions.policies.assembly import (
-    beside_the_head,
-    head_sessions,
-    lifted,
-    rank_pool,
-    select,
-    walked_last,
+from ripplegraph.agent.decisions.policies.assembly import rank_pool, select
+from ripplegraph.agent.decisions.policies.ranking import (
+    candidates,
+    learned_for,
+    learned_order,
 )
-from ripplegraph.agent.decisions.policies.sufficiency import COVERAGE_WINDOW
+from ripplegraph.agent.learned import shipped
 from ripplegraph.agent.services import scope
-from ripplegraph.agent.state import RecallState, TraceEvent, budget_use, spent_after
+from ripplegraph.agent.state import QueryCues, RecallState, TraceEvent, budget_use, spent_after
 from ripplegraph.agent.tracing import record
 from ripplegraph.prompts.evidence import render_evidence
 
@@ -29,17 +30,16 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
     store = run.store()
     config = context.recall_config()
     ranked = rank_pool(store, run.namespace, state.alignment_query, state.pool, config)
-    sessions, lift = head_sessions(ranked, COVERAGE_WINDOW), config.lambda_session
-    ranked = beside_the_head(ranked, sessions, lift)
-    evidence = lifted(
-        select(
-            walked_last(ranked, COVERAGE_WINDOW) if config.walk_below_head else ranked,
-            context.recall.evidence_k,
-            context.recall.context_tokens,
-        ),
-        sessions,
-        lift,
-    )
+    k, tokens = context.recall.evidence_k, context.recall.context_tokens
+    cues = state.cues or QueryCues()
+    if config.learned and learned_for(cues):
+        ranker = config.ranker or shipped()
+        table = candidates(store, run.namespace, state.query, cues, state.plan, ranked)
+        order = learned_order(ranked, table, ranker)
+        evidence = order.explained(select(order.items, k, tokens), ranker)
+        how = f"learned ranking ({ranker.about.get('name', 'ranker')})"
+    else:
+        evidence, how = select(ranked, k, tokens), "ρ ranking" + " (a decision)" * config.learned
     stop_reason = state.stop_reason or f"budget exhausted after {state.rounds} rounds"
     return {
         "evidence": evidence,
@@ -51,9 +51,7 @@ def assemble_evidence(state: RecallState, runtime: Runtime[Context]) -> dict[str
             TraceEvent(
                 node="assemble_evidence",
                 decision=f"kept {len(evidence)} of {len(ranked)}",
-                reason=f"ρ ranking (its head's sessions lifted by {config.lambda_session}), "
-                f"K = {context.recall.evidence_k}, "
-                f"{context.recall.context_tokens} context tokens; stop: {stop_reason}",
+                reason=f"{how}, K = {k}, {tokens} context tokens; stop: {stop_reason}",
                 budget=spent_after(state),
             ),
         ),

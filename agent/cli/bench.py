@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ripplegraph.agent.cli.app import BENCH, app, fail, group
 from ripplegraph.agent.eval.names import DEFAULT_VARIATIONS, SYSTEMS
+
+if TYPE_CHECKING:
+    from ripplegraph.agent.eval.conversations import LocomoData
 
 bench = group(help="Benchmarks, side by side with the baselines, in one run.")
 app.add_typer(bench, name="bench", rich_help_panel=BENCH)
@@ -66,7 +69,8 @@ LocomoDataOption = Annotated[
         help="Conversations (repeatable): LoCoMo's data/locomo10.json as published "
         "(github.com/snap-research/locomo) or a file of some of its conversations; "
         "REALTALK's data folder of Chat_*.json as published (github.com/danny911kr/REALTALK) "
-        "or one of those files.",
+        "or one of those files; Mem-Gallery's benchmark/data/dialog folder as published "
+        "(github.com/ma-xueqian/Mem-Gallery) or one of its files.",
     ),
 ]
 LlmOption = Annotated[
@@ -131,6 +135,16 @@ def locomo(
     )
 
 
+def _to_leave_out(data: list[Path], limit: int | None, who: str) -> LocomoData:
+    """The conversations ``data`` names, refused unless two or more hold questions."""
+    from ripplegraph.agent.eval.conversations import load_conversations
+
+    dataset = load_conversations(data, limit)
+    if len({q.namespace for q in dataset.questions}) < 2:
+        raise fail(f"{who} at least two conversations with questions in --data")
+    return dataset
+
+
 @bench.command("folds")
 def folds(
     data: LocomoDataOption,
@@ -152,7 +166,6 @@ def folds(
 ) -> None:
     """Leave one conversation out: settings chosen on the others, scored on the one left."""
     from ripplegraph.agent.eval import report
-    from ripplegraph.agent.eval.conversations import load_conversations
     from ripplegraph.agent.eval.folds import run_folds, variants
     from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
@@ -160,9 +173,7 @@ def folds(
         chosen = variants(vary or DEFAULT_VARIATIONS)
     except ValueError as error:
         raise fail(f"--vary {error}") from error
-    dataset = load_conversations(data, limit)
-    if len({q.namespace for q in dataset.questions}) < 2:
-        raise fail("folds need at least two conversations with questions in --data")
+    dataset = _to_leave_out(data, limit, "folds need")
     turns, runs = f"{dataset.counts['turns']} turns", (2 + len(chosen)) * len(dataset.questions)
     with (
         ingested(store, dataset.sessions, turns, None, None) as (context, _),
@@ -171,6 +182,46 @@ def folds(
         results = run_folds(dataset, context, chosen, advance)
     publish(
         "folds", results, report.folds_markdown(results), report.folds_chart, results_dir, out,
+        charts,
+    )  # fmt: skip
+
+
+@bench.command("ranker")
+def ranker(
+    data: LocomoDataOption,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            metavar="<file>",
+            help="Write the ranker trained on every conversation here (the package ships "
+            "agent/ranker.json, trained on the development conversations).",
+        ),
+    ] = None,
+    store: StoreOption = None,
+    limit: LimitOption = None,
+    out: OutOption = None,
+    results_dir: ResultsOption = None,
+    charts: ChartsOption = True,
+) -> None:
+    """Train the learned ranker: left-out scores per kind against the first hop, and the model."""
+    from ripplegraph.agent.eval import report
+    from ripplegraph.agent.eval.ranker import run_ranker
+    from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
+
+    if write is not None and not write.parent.is_dir():
+        raise fail(f"--write {write}: no folder {write.parent} to write it in")
+    dataset = _to_leave_out(data, limit, "the ranker needs")
+    turns, runs = f"{dataset.counts['turns']} turns", 4 * len(dataset.questions)
+    with (
+        ingested(store, dataset.sessions, turns, None, None) as (context, _),
+        progress_bar("ranker", runs) as advance,
+    ):
+        results, trained = run_ranker(dataset, context, advance)
+    if write is not None:
+        write.write_text(trained.to_json(), encoding="utf-8")
+    publish(
+        "ranker", results, report.ranker_markdown(results), report.ranker_chart, results_dir, out,
         charts,
     )  # fmt: skip
 

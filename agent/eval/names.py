@@ -15,6 +15,7 @@ GRAPH_SYSTEMS: dict[str, RecipeName] = {
     "no_planning": "no_planning",
     "no_roots": "no_roots",
     "no_counterfactual": "no_counterfactual",
+    "hand_ranked": "hand_ranked",
 }
 """The RippleGraph systems: the recall graph under a named recipe."""
 
@@ -26,8 +27,6 @@ DEFAULT_VARIATIONS = (
     "structural_edges=false",
     "dialogue_edges=false",
     "only_findable=false",
-    "walk_below_head=false",
-    "lambda_session=0,0.1",
     "spread_anchors=false",
     "feedback=false",
     "rounds=1,3",

@@ -241,6 +241,63 @@ def folds_chart(results: dict[str, Any], path: Path) -> None:
     bar_chart(f"LoCoMo {results['metric']} per conversation", series, path)
 
 
+def ranker_markdown(results: dict[str, Any]) -> str:
+    """Per kind: each system's multi-hop All@30, lead, wins and guards; then per conversation."""
+    metric = results["metric"]
+    lines = []
+    for kind, group in results["kinds"].items():
+        first, many = group["systems"]["first_hop"], group["conversations"]
+        guards = [c for c in ("single-hop", "temporal", "open-domain") if c in first]
+        lines += [
+            f"**{kind}** ({many} conversation{'s' * (many != 1)})",
+            "",
+            _row([
+                "system", metric, "lead over first_hop", "ahead of first_hop",
+                "wins / losses", *(f"{g} R@10" for g in guards),
+            ]),
+            _row(["---"] * (5 + len(guards))),
+        ]  # fmt: skip
+        for name, row in group["systems"].items():
+            lead = 100 * (row["total"] - row["first_hop"])
+            lines.append(
+                _row([
+                    name,
+                    f"{row['total']:.3f}",
+                    "-" if name == "first_hop" else f"{lead:+.1f}",
+                    "-" if name == "first_hop"
+                    else f"{row['ahead_of_first_hop']} of {row['conversations']}",
+                    f"{row['wins']} / {row['losses']}" if "wins" in row else "-",
+                    *(f"{row[g]['R@10']:.3f}" for g in guards),
+                ])
+            )  # fmt: skip
+        lines.append("")
+    names = list(next(iter(results["conversations"].values())))
+    lines += [_row([metric, *names]), _row(["---"] * (len(names) + 1))]
+    for conversation, row in results["conversations"].items():
+        lines.append(_row([conversation, *(f"{row[n]:.3f}" for n in names)]))
+    match = results["simulation_matches_graph"]
+    lines += [
+        "",
+        f"`learned (left out)` is the recall graph run on each conversation with the ranker "
+        f"trained on the others; the captured pools reordered by the same rankers give the "
+        f"same top {30} for {match['questions']} of {match['of']} questions. "
+        f"`learned (in sample)` is the shipped ranker, trained on every conversation.",
+        "",
+        "Features by how far they move the shipped ranker's score: "
+        + ", ".join(f"{f} {v:.2f}" for f, v in list(results["shipped"]["importance"].items())[:10]),
+    ]
+    return "\n".join(lines)
+
+
+def ranker_chart(results: dict[str, Any], path: Path) -> None:
+    """Multi-hop All@30 per kind of conversation, a group per system."""
+    series: dict[str, dict[str, float]] = {}
+    for kind, group in results["kinds"].items():
+        for name, row in group["systems"].items():
+            series.setdefault(name, {})[kind] = row["total"]
+    bar_chart(f"Left-out {results['metric']} by kind", series, path)
+
+
 def prefeval_markdown(results: dict[str, Any]) -> str:
     """Systems × (form, N) Hit@5, Hit@10 in parentheses."""
     buckets = list(next(iter(results["systems"].values())))

@@ -12,10 +12,12 @@ from typer.testing import CliRunner
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed, Deployment
 from ripplegraph.agent.decisions.linking import LinkingConfig
+from ripplegraph.agent.decisions.policies.ranking import FEATURES
 from ripplegraph.agent.eval.conversations import normalise_evidence
 from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
 from ripplegraph.agent.eval.systems import reciprocal_rank_fusion
 from ripplegraph.agent.graph import ingest_graph
+from ripplegraph.agent.learned import Ranker
 from ripplegraph.agent.memory import Session, Turn
 from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.services import Services
@@ -24,6 +26,7 @@ from ripplegraph.agent.surfaces.api import recall_state
 from ripplegraph.studio import DEMO_NAMESPACE
 from tests.conftest import deployed
 from tests.locomo_sample import calvin_sample, write_calvin
+from tests.memgallery_sample import write_gallery
 from tests.postgres_server import new_database
 
 pytestmark = pytest.mark.integration
@@ -90,6 +93,55 @@ def test_bench_folds_scores_each_variant_per_conversation(tmp_path: Path) -> Non
     assert summary["leave_one_out"]["total"] == summary["leave_one_out"]["first_hop"] == 1.0
     assert "Leave-one-out multi-hop All@30: 1.000" in (results / "bench_folds.md").read_text()
     assert (results / "bench_folds.png").stat().st_size > 1000
+
+
+def test_bench_ranker_retrains_the_same_file_twice(tmp_path: Path) -> None:
+    """The documented retraining command, on two conversations of two kinds: deterministic."""
+    data = [write_calvin(tmp_path / "locomo.json"), write_gallery(tmp_path / "dialog")]
+    files = []
+    for attempt in ("first", "second"):
+        written = tmp_path / f"{attempt}.json"
+        args = ["bench", "ranker", *(a for d in data for a in ("--data", str(d))),
+                "--store", str(tmp_path / attempt), "--results", str(tmp_path / attempt),
+                "--write", str(written), "--no-charts"]  # fmt: skip
+        run = CliRunner().invoke(app, args)
+        assert run.exit_code == 0, run.output
+        files.append(written.read_bytes())
+    assert files[0] == files[1]
+    ranker = Ranker.from_json(files[0].decode())
+    assert ranker.features == FEATURES
+    assert ranker.about["conversations"] == ["Astronomy", "conv-x"]
+    summary = json.loads((tmp_path / "first" / "bench_ranker.json").read_text())
+    assert set(summary["kinds"]) == {"LoCoMo", "Mem-Gallery"}
+    assert (
+        summary["simulation_matches_graph"]["questions"]
+        == summary["simulation_matches_graph"]["of"]
+    )
+    for group in summary["kinds"].values():
+        assert set(group["systems"]) == {
+            "first_hop",
+            "hand_ranked",
+            "learned (left out)",
+            "learned (in sample)",
+        }
+    assert (
+        "**Mem-Gallery** (1 conversation)" in (tmp_path / "first" / "bench_ranker.md").read_text()
+    )
+
+
+def test_bench_ranker_refuses_before_it_trains(tmp_path: Path) -> None:
+    data = write_calvin(tmp_path / "locomo.json")
+    store = tmp_path / "store"
+    for args, says in (
+        ([], "the ranker needs at least two conversations"),
+        (["--write", str(tmp_path / "missing" / "r.json")], "no folder"),
+    ):
+        run = CliRunner().invoke(
+            app, ["bench", "ranker", "--data", str(data), "--store", str(store), *args]
+        )
+        assert run.exit_code == 2, run.output
+        assert says in " ".join(run.output.split())
+    assert not store.exists()  # refused before anything was ingested
 
 
 def test_bench_folds_refuses_what_it_cannot_fold(tmp_path: Path) -> None:

@@ -292,6 +292,9 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
     assert wanted in expanded.added and expanded.details["paths"][wanted][0] == recommended
     reached = next(e for e in state["evidence"] if e.memory.id == wanted)
     assert [(s.channel, s.path[0]) for s in reached.sources] == [("expansion", recommended)]
+    # The model's plan feeds the same assembly as the offline plan; "should we…" is a decision,
+    # which ρ still orders.
+    assert event(state, "assemble_evidence").reason.startswith("ρ ranking (a decision)")
     assert state["stop_reason"].startswith("recollection rounds spent (1 of 1)")
     final_check = event_after(state, "expand_locally")
     assert final_check.node == "check_sufficiency" and "llm" not in final_check.details

@@ -172,8 +172,9 @@ def test_evidence_is_bounded_by_k_and_tokens(demo_context: Deployed) -> None:
     assert len(result.evidence) == 3
     small = run(demo_context, HARBOR, context_tokens=200)
     assert sum(len(e.memory.text) // 4 + 13 for e in small.evidence) <= 200
-    assert [e.score for e in result.evidence] == sorted(
-        (e.score for e in result.evidence), reverse=True
+    factual = run(demo_context, MUGS, evidence_k=5)
+    assert [e.score for e in factual.evidence] == sorted(
+        (e.score for e in factual.evidence), reverse=True
     )
 
 
@@ -263,7 +264,8 @@ def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
     demo_context: Deployed,
 ) -> None:
     """The cue channel matches "Maya" exactly; ρ's alignment measures the rest of the question."""
-    result = run(demo_context, ALLERGY_Q, evidence_k=3)
+    demo_context = demo_context.model_copy(update={"recall_recipe": "hand_ranked"})
+    result = run(demo_context, ALLERGY_Q, evidence_k=3)  # the score is ρ
     cues = result.trace[0].details["cues"]
     assert cues["people"] == ["maya"]
     assert cues["content"] == "What is allergic to?"
@@ -276,5 +278,5 @@ def test_evidence_is_aligned_with_what_the_question_asks_not_whom(
             round(score(e, float(vectors[e.memory.id] @ store.embedder.query(question)), config), 6)
             for e in result.evidence
         ]
-        rho = [round(e.score - e.score_parts.get("session", 0.0), 6) for e in result.evidence]
+        rho = [round(e.score, 6) for e in result.evidence]
         assert (aligned == rho) is should_match, question

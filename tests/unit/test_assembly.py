@@ -10,16 +10,12 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from ripplegraph.agent.decisions.policies.assembly import (
-    beside_the_head,
-    head_sessions,
-    lifted,
     rank,
     rank_pool,
     score,
     score_parts,
     select,
     total,
-    walked_last,
 )
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.models.llm import estimate_tokens
@@ -189,45 +185,6 @@ def test_select_keeps_the_top_k_that_fit_and_skips_a_long_item() -> None:
     assert [e.memory.id for e in select(ranked, 10, 3 * cost)] == ["s0", "s1", "s2"]  # exact fit
     assert [e.memory.id for e in select(ranked, 10, 3 * cost - 1)] == ["s0", "s1"]
     assert select(ranked, 0, 1000) == []
-
-
-def test_memories_only_the_walk_reached_stay_below_the_head() -> None:
-    ranked = [
-        evidence("a", ("semantic", 1)),
-        evidence("w1", ("expansion", 1)),
-        evidence("b", ("lexical", 2)),
-        evidence("both", ("expansion", 2), ("cue", 4)),
-        evidence("w2", ("expansion", 3)),
-        evidence("c", ("semantic", 5)),
-    ]
-    order = [e.memory.id for e in walked_last(ranked, 3)]
-    assert order == ["a", "b", "both", "w1", "w2", "c"], "the head is the direct hits, in ρ order"
-    assert [e.memory.id for e in walked_last(ranked, 10)] == ["a", "b", "both", "c", "w1", "w2"]
-    assert walked_last(ranked, 0) == ranked
-
-
-def test_memories_of_the_heads_sessions_are_lifted() -> None:
-    ranked = [
-        evidence("a", ("semantic", 1), session="s1", rho=0.9),
-        evidence("w1", ("expansion", 1), session="s2", rho=0.8),
-        evidence("b", ("lexical", 2), session="s3", rho=0.7),
-        evidence("w2", ("expansion", 2), session="s1", rho=0.66),
-        evidence("c", ("semantic", 3), session="s2", rho=0.65),
-    ]
-    assert head_sessions(ranked, 2) == {"s1", "s3"}, "the first two direct hits: a and b"
-    order = beside_the_head(ranked, {"s1", "s3"}, 0.1)
-    assert [e.memory.id for e in order] == ["a", "b", "w1", "w2", "c"], "ties go by id"
-    assert {id(e) for e in order} == {id(e) for e in ranked}, "the order only: no copies"
-    marked = lifted(order[:3], {"s1", "s3"}, 0.1)
-    assert [(e.memory.id, e.score) for e in marked] == [("a", 1.0), ("b", 0.8), ("w1", 0.8)]
-    assert marked[0].score_parts == {"session": 0.1} and marked[2] is order[2]
-    assert beside_the_head(ranked, {"s1"}, 0.0) == ranked
-    assert lifted(ranked, {"s1"}, 0.0) == ranked
-    assert [e.memory.id for e in beside_the_head(ranked, head_sessions(ranked, 3), 0.1)][:3] == [
-        "a",
-        "w1",
-        "b",
-    ]
 
 
 def test_a_memory_the_question_names_is_lifted_above_every_other() -> None:

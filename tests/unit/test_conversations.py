@@ -1,4 +1,4 @@
-"""REALTALK read as published, beside LoCoMo: dates day first, dropped turns counted."""
+"""REALTALK and Mem-Gallery read as published, beside LoCoMo: dates, turns and gold as written."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ripplegraph.agent.eval.conversations import LOCOMO, REALTALK, load_conversations
+from ripplegraph.agent.eval.conversations import (
+    LOCOMO,
+    MEMGALLERY,
+    REALTALK,
+    load_conversations,
+)
 from tests.locomo_sample import write_calvin
+from tests.memgallery_sample import write_gallery
 
 
 def turn(dia_id: str, speaker: str, text: str, when: str, caption: str | None = None) -> dict:
@@ -72,3 +78,28 @@ def test_both_kinds_load_as_one_dataset(tmp_path: Path) -> None:
     assert kinds == {LOCOMO, REALTALK}
     assert {q.namespace for q in data.questions} == set(data.sessions)
     assert data.counts["conversations"] == len(data.sessions) >= 2
+
+
+def test_memgallery_is_read_as_published(tmp_path: Path) -> None:
+    data = load_conversations([write_gallery(tmp_path / "dialog")])
+    assert data.sets == {"Astronomy": MEMGALLERY}
+    first, _ = data.sessions["Astronomy"]
+    assert first.date == datetime(2024, 6, 6) and first.id == "Astronomy/D1"
+    assert [(t.id, t.speaker) for t in first.turns[:2]] == [
+        ("D1:1:user", "Leo"),
+        ("D1:1:assistant", "assistant"),
+    ]
+    assert first.turns[2].image_caption == "rings of Saturn"
+    assert [(q.category, q.gold) for q in data.questions] == [
+        ("multi-hop", ["D1:1:user", "D1:1:assistant", "D1:2:user", "D1:2:assistant"]),
+        ("single-hop", ["D1:3:user", "D1:3:assistant"]),
+        ("temporal", ["D2:1:user", "D2:1:assistant", "D2:2:user", "D2:2:assistant"]),
+    ]
+    assert data.left_out == {"AR": 1, "VS": 1, "showing a picture": 1}
+    assert data.counts["left_out VS"] == 1
+
+
+def test_three_kinds_load_as_one_dataset(tmp_path: Path) -> None:
+    locomo = write_calvin(tmp_path / "locomo.json")
+    data = load_conversations([locomo, write_chat(tmp_path), write_gallery(tmp_path / "dialog")])
+    assert set(data.sets.values()) == {LOCOMO, REALTALK, MEMGALLERY}

@@ -19,6 +19,7 @@ from ripplegraph.agent.state import (
     TraceEvent,
 )
 from ripplegraph.agent.surfaces.trace_page import SCRIPT, STYLE, Visit, render_page, walk_steps
+from ripplegraph.agent.surfaces.trace_page.sections import evidence_html
 
 LIMITS = {"rounds": 1, "hops": 2, "refinements": 1, "llm_calls": 6, "tokens": 16000}
 HOSTILE = '</td></details><script>alert("pwned")</script><img src="http://evil.test/x.png">'
@@ -208,6 +209,22 @@ def test_page_shows_path_steps_evidence_neighbourhood_roots_and_risks() -> None:
     for colour in ("#2f6fdb", "#1f9d55", "#d64545", "#8a4fd8", "#e07b00"):
         assert f'stroke="{colour}"' in hood
     assert "Respect Maya&#x27;s allergy." in page
+
+
+def test_a_learned_score_says_why_in_its_strongest_features() -> None:
+    explained = evidence("m_1", "Alex: Maya loves oysters.").model_copy(
+        update={
+            "score": 1.25,
+            "score_parts": {
+                "alignment": 0.4,
+                "learned:alignment_below_best": -0.41,
+                "learned:beside_head": 0.3,
+            },
+        }
+    )
+    html = evidence_html([explained], {})
+    assert "<b>1.250</b>" in html and "learned: why" in html
+    assert "alignment_below_best -0.41<br>beside_head +0.30" in html
 
 
 def test_model_calls_show_their_role_tokens_and_fallback() -> None:

@@ -3,8 +3,8 @@
 ρ(m) = λq·a(q, m) + λp·π(m) + λa·anchor(m) + λs·standing(m), where a is the query–memory
 cosine (floored at 0), π sums, over every source that reached m, the source's weight times
 1/(offset + rank), and standing(m) marks an active standing fact a decision question needs.
-The evidence as assembled adds λσ·session(m), which marks a memory of a session the head of
-the evidence comes from (``head_sessions``, ``beside_the_head``).
+ρ steers recollection (coverage, anchors, the counterfactual window); what is kept at the end
+is the learned ranker's choice (``policies.ranking``) unless a recipe ranks by hand.
 
 A memory the ``exact`` channel reached alone holds an identifier of the question (a term with
 a digit: a code, an order number), which names it more surely than any similarity: its ρ is
@@ -206,55 +206,9 @@ def found_directly(item: Evidence) -> bool:
     return any(s.channel != "expansion" for s in item.sources)
 
 
-def head_sessions(ranked: Sequence[Evidence], window: int) -> set[str]:
-    """The sessions of the head: the first ``window`` memories the question's own channels found."""
-    return {
-        i.memory.provenance.session_id for i in [i for i in ranked if found_directly(i)][:window]
-    }
-
-
-def beside_the_head(ranked: Sequence[Evidence], sessions: set[str], lift: float) -> list[Evidence]:
-    """The ranking with the memories of ``sessions`` lifted by ``lift`` (ρ's term "session").
-
-    A conversation keeps to its topic within a session, so what completes the evidence is
-    more often written beside what answers the question than elsewhere.  The order only:
-    ``lifted`` marks the memories kept, since a pool holds a few hundred and K are kept.
-    """
-    if not lift:
-        return list(ranked)
-
-    def rho(item: Evidence) -> float:  # as ``lifted`` will show it
-        if item.memory.provenance.session_id in sessions:
-            return round(item.score + lift, 6)
-        return item.score
-
-    return sorted(ranked, key=lambda e: (-rho(e), e.memory.id))
-
-
-def lifted(evidence: Sequence[Evidence], sessions: set[str], lift: float) -> list[Evidence]:
-    """The evidence with ρ and its terms showing the session lift (``beside_the_head``)."""
-    return [
-        item.model_copy(
-            update={
-                "score": round(item.score + lift, 6),
-                "score_parts": item.score_parts | {"session": lift},
-            }
-        )
-        if lift and item.memory.provenance.session_id in sessions
-        else item
-        for item in evidence
-    ]
-
-
-def walked_last(ranked: Sequence[Evidence], window: int) -> list[Evidence]:
-    """The ranking with memories only the walk reached kept out of its first ``window``.
-
-    The head of the evidence answers the question itself, so it holds what the question's
-    own channels found, in ρ order; the walk completes the set below it.
-    """
-    direct = [item for item in ranked if found_directly(item)]
-    head = {id(item) for item in direct[:window]}
-    return [*direct[:window], *[item for item in ranked if id(item) not in head]]
+def cost(item: Evidence) -> int:
+    """The tokens a memory takes in the rendered context (its text and its provenance line)."""
+    return estimate_tokens(item.memory.text) + 12
 
 
 def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
@@ -264,9 +218,9 @@ def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Eviden
     for item in ranked:
         if len(chosen) >= k:
             break
-        cost = estimate_tokens(item.memory.text) + 12
-        if used + cost > token_budget:
+        spent = cost(item)
+        if used + spent > token_budget:
             continue
         chosen.append(item)
-        used += cost
+        used += spent
     return chosen

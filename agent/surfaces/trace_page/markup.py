@@ -38,6 +38,7 @@ table.ev th,table.ev td{border-bottom:1px solid #e6e9f0;padding:4px 6px;text-ali
 vertical-align:top}
 table.ev th{background:#f1f3f8;position:sticky;top:0}
 table.ev td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+table.ev td.why{font-size:12px;white-space:nowrap;color:#3a4356}
 table.ev tr.hl{background:#fff4c2}
 .src{display:inline-block;margin:1px 4px 1px 0;padding:0 5px;border-radius:3px;font-size:12px;
 background:#eef0f6}

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ripplegraph.agent.decisions.policies.ranking import LEARNED
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, risk_label
 from ripplegraph.agent.surfaces.trace_page.markup import esc
 
@@ -136,7 +137,11 @@ def _source_html(source: EvidenceSource, memory_id: str, texts: Mapping[str, str
 
 
 def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str:
-    """The assembled evidence with ρ and its terms, sources and walked paths."""
+    """The assembled evidence with its score and why: ρ's terms or the learned ranker's features.
+
+    The score is ρ under a hand-ranked recipe, else the learned ranker's, whose strongest
+    feature contributions (``learned:<feature>`` parts) say why a memory ranks where it does.
+    """
     if not evidence:
         return '<p class="muted">No memory supports this question.</p>'
     rows = []
@@ -151,12 +156,17 @@ def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str
             return f"{parts[name]:.3f}" if name in parts else "–"
 
         sources = "".join(_source_html(s, memory.id, texts) for s in item.sources)
+        why = "<br>".join(
+            f"{esc(name.removeprefix(LEARNED))} {value:+.2f}"
+            for name, value in parts.items()
+            if name.startswith(LEARNED)
+        )
         rows.append(
             f'<tr id="ev-{rank}" data-mid="{esc(memory.id)}"><td class="num">{rank}</td>'
             f'<td class="num"><b>{item.score:.3f}</b></td><td class="num">{cell("alignment")}'
             f'</td><td class="num">{cell("query")}</td><td class="num">{cell("path")}</td>'
             f'<td class="num">{cell("anchor")}</td><td class="num">{cell("standing")}</td>'
-            f'<td class="num">{cell("session")}</td>'
+            f'<td class="why">{why or "–"}</td>'
             f"<td>{esc(memory.text)}"
             + (' <span class="anchor">⚓ anchor</span>' if item.anchor else "")
             + (' <span class="anchor">standing fact</span>' if item.standing else "")
@@ -164,8 +174,10 @@ def evidence_html(evidence: Sequence[Evidence], texts: Mapping[str, str]) -> str
             f"<code>{esc(memory.id)}</code></div></td><td>{sources}</td></tr>"
         )
     return (
-        '<table class="ev"><thead><tr><th>#</th><th>ρ</th><th>a(q,m)</th><th>λq·a</th>'
-        "<th>λp·π</th><th>λa·anchor</th><th>λs·standing</th><th>λσ·session</th><th>memory</th>"
+        '<table class="ev"><thead><tr><th>#</th><th>score</th><th>a(q,m)</th><th>λq·a</th>'
+        "<th>λp·π</th><th>λa·anchor</th><th>λs·standing</th>"
+        '<th title="the learned ranker\'s strongest feature contributions">learned: why</th>'
+        "<th>memory</th>"
         "<th>reached by</th>"
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )

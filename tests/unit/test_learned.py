@@ -1,0 +1,88 @@
+"""The learned ranker's file: the additive model equals the trees it came from, and reads back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ripplegraph.agent.decisions.policies.ranking import FEATURES
+from ripplegraph.agent.errors import InvalidValueError
+from ripplegraph.agent.learned import Ranker, Shape, from_stumps, shipped
+
+
+def stump(feature: int, threshold: float, left: float, right: float) -> dict:
+    return {
+        "tree_structure": {
+            "split_feature": feature,
+            "threshold": threshold,
+            "decision_type": "<=",
+            "left_child": {"leaf_value": left},
+            "right_child": {"leaf_value": right},
+        }
+    }
+
+
+def test_stumps_add_up_to_one_step_function_per_feature() -> None:
+    trees = [
+        stump(0, 0.5, -1.0, 1.0),
+        stump(0, 0.2, 0.5, 0.0),
+        stump(1, 3.0, 0.0, 2.0),
+        {"tree_structure": {"leaf_value": 0.25}},
+    ]
+    rows = np.array([[0.1, 1.0], [0.3, 5.0], [0.9, 3.0]])
+    ranker = from_stumps(("a", "b"), trees, rows, {})
+    expected = np.array([-1.0 + 0.5 + 0.0, -1.0 + 0.0 + 0.0, 1.0 + 0.0 + 0.0]) + 0.25
+    expected += np.array([0.0, 2.0, 0.0])
+    assert np.allclose(ranker.scores(rows), expected)
+    # A threshold itself goes left, as LightGBM's "<=" sends it.
+    assert np.allclose(ranker.scores(np.array([[0.5, 3.0]])), [-1.0 + 0.25])
+    # Each shape is centred on the rows trained on: contributions read against a typical row.
+    assert np.allclose(ranker.contributions(rows).mean(axis=0), 0.0)
+
+
+def test_the_additive_model_scores_as_lightgbm_does() -> None:
+    lightgbm = pytest.importorskip("lightgbm")
+    generator = np.random.default_rng(0)
+    rows = generator.normal(size=(600, 4))
+    labels = (rows[:, 0] + 0.5 * rows[:, 2] > 0.8).astype(float)
+    parameters = {"objective": "lambdarank", "num_leaves": 2, "verbose": -1, "num_threads": 1}
+    booster = lightgbm.train(
+        parameters, lightgbm.Dataset(rows, labels, group=[30] * 20), num_boost_round=40
+    )
+    ranker = from_stumps(("a", "b", "c", "d"), booster.dump_model()["tree_info"], rows, {})
+    probe = generator.normal(size=(200, 4))
+    assert np.allclose(ranker.scores(probe), booster.predict(probe), atol=1e-9)
+
+
+def test_a_ranker_reads_back_from_its_text() -> None:
+    ranker = Ranker(
+        ("a",), (Shape("a", np.array([0.5]), np.array([-1.0, 1.0])),), 0.5, {"name": "t"}
+    )
+    text = ranker.to_json()
+    again = Ranker.from_json(text)
+    assert again.to_json() == text
+    assert again.scores(np.array([[0.4], [0.6]])).tolist() == [-0.5, 1.5]
+    assert again.strongest(np.array([-1.0]), 3) == {"a": -1.0}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        '{"format": "other"}',
+        '{"format": "ripplegraph-additive-ranker/1", "features": ["a"], "bias": 0, "shapes": '
+        '[{"feature": "a", "thresholds": [1], "values": [1]}]}',
+        '{"format": "ripplegraph-additive-ranker/1", "features": ["b"], "bias": 0, "shapes": '
+        '[{"feature": "a", "thresholds": [], "values": [1]}]}',
+    ],
+)
+def test_another_file_is_refused_by_name(text: str) -> None:
+    with pytest.raises(InvalidValueError, match="not a RippleGraph ranker"):
+        Ranker.from_json(text, "odd.json")
+
+
+def test_the_shipped_ranker_knows_the_features_recall_computes() -> None:
+    ranker = shipped()
+    assert ranker.features == FEATURES
+    assert len(ranker.to_json().encode()) < 1_000_000
+    assert ranker.about["conversations"], "trained on named conversations"
