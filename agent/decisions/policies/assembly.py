@@ -206,11 +206,6 @@ def found_directly(item: Evidence) -> bool:
     return any(s.channel != "expansion" for s in item.sources)
 
 
-def cost(item: Evidence) -> int:
-    """The tokens a memory takes in the rendered context (its text and its provenance line)."""
-    return estimate_tokens(item.memory.text) + 12
-
-
 def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
     """The top ``k`` that fit in ``token_budget`` (a too-long item is skipped, not cut)."""
     chosen: list[Evidence] = []
@@ -218,9 +213,9 @@ def select(ranked: Sequence[Evidence], k: int, token_budget: int) -> list[Eviden
     for item in ranked:
         if len(chosen) >= k:
             break
-        spent = cost(item)
-        if used + spent > token_budget:
+        cost = estimate_tokens(item.memory.text) + 12
+        if used + cost > token_budget:
             continue
         chosen.append(item)
-        used += spent
+        used += cost
     return chosen
