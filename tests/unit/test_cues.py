@@ -108,8 +108,26 @@ def test_parsed_query_carries_its_content_for_alignment() -> None:
         ("What are some adventures we could try in Lisbon?", True, True),
         ("What did I say I can't eat?", False, True),
         ("What did Maya say she should bring?", False, False),
+        # A request for suggestions weighs the asker's options too; a list about someone
+        # named, or asked of the past, is recalled.
+        ("How can I best prepare for the GRE exam?", True, True),
+        ("Could you help me find a climbing gym nearby?", True, True),
+        ("What are some fun activities to do in Lisbon?", True, False),
+        ("What are some good resources for someone like me?", True, True),
+        ("What are some of Maya's hobbies?", False, False),
+        ("What are some changes Maya has faced this year?", False, False),
+        ("What was the book you found for me?", False, True),
     ],
 )
 def test_a_decision_and_whose_it_is(question: str, decision: bool, first_person: bool) -> None:
     cues = parse_query(question, ["Maya"], [], None, TimeResolver())
     assert (cues.decision, cues.first_person) == (decision, first_person)
+
+
+def test_a_vocabulary_word_in_lower_case_names_no_one() -> None:
+    """Chat puts common words in the people vocabulary ("Options:"); a name is written as one."""
+    vocabulary = ["Maya", "Options"]
+    resolver = TimeResolver()
+    asked = parse_query("What are some rug options for my den?", vocabulary, [], None, resolver)
+    recalled = parse_query("What are some Maya options?", vocabulary, [], None, resolver)
+    assert (asked.decision, recalled.decision) == (True, False)

@@ -33,6 +33,24 @@ _DECISION = re.compile(
     re.IGNORECASE,
 )
 
+# A request for suggestions weighs the asker's options as a decision does: "how can I…",
+# "could you help me find…", "…for someone like me"; "what are some (the best)…" only when
+# it names no one ("what are some of Maya's hobbies" recalls).  Nothing asked of the past
+# is a request.
+_REQUEST = re.compile(
+    r"\bhow (?:can|could|should|might|do) (?:i|we)\b|"
+    r"\b(?:can|could|would) you (?:help|suggest|find|create|make|give|put together|plan)\b|"
+    r"\b(?:for|to|help) me\b|\bsomeone like me\b",
+    re.IGNORECASE,
+)
+_NAME_WRITTEN = re.compile(r"(?<=\S)\s+([A-Z][\w-]*)")
+_SUGGESTIONS = re.compile(r"\bwhat are (?:some|a few|the best|good)\b", re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|mentioned|happened|used to|"
+    r"(?:has|have) (?:been|\w+ed|given|told|said|done|made|seen))\b",
+    re.IGNORECASE,
+)
+
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b", re.IGNORECASE)
 
 
@@ -63,6 +81,23 @@ def without_names(query: str, names: Sequence[str]) -> str:
     return kept if len(kept.split()) >= 2 else ""
 
 
+def is_decision(query: str, people: Sequence[str]) -> bool:
+    """Whether the question asks for advice, weighs an option or asks for suggestions.
+
+    ``people`` are the vocabulary's people the question holds: a list asked about someone is
+    recalled.  Only one the question writes as a name counts (capitalised after its first
+    word): offline, a vocabulary gathered from chat also holds capitalised common words
+    ("Options:"), which a question writes in lower case.
+    """
+    if _DECISION.search(query):
+        return True
+    if _PAST.search(query):
+        return False
+    written = {w.lower() for w in _NAME_WRITTEN.findall(query)}
+    named = any(set(tokenize(person)) & written for person in people)
+    return bool(_REQUEST.search(query) or (not named and _SUGGESTIONS.search(query)))
+
+
 def parse_query(
     query: str,
     people: Sequence[str],
@@ -74,7 +109,7 @@ def parse_query(
     extractor = CueExtractor(people=people, places=places)
     cues = extractor.extract(query)
     times = resolver.find(query, reference_time) if reference_time else []
-    decision = bool(_DECISION.search(query))
+    decision = is_decision(query, cues.people)
     return QueryCues(
         people=list(cues.people),
         places=list(cues.places),
