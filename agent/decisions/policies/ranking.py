@@ -13,6 +13,7 @@ question is still ordered by ρ (``learned_for``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -104,9 +105,11 @@ class _Reached:
         arrivals: set[str] = set()
         channels: set[str] = set()
         first_round, walk = math.inf, math.inf
+        direct_hit = False
         for source in item.sources:
             channel = source.channel
             channels.add(channel)
+            direct_hit = direct_hit or channel != "expansion"
             if channel in ranks:
                 ranks[channel] = min(ranks[channel], float(source.rank))
             scores[channel] = max(scores.get(channel, 0.0), source.score)
@@ -115,7 +118,6 @@ class _Reached:
             first_round = min(first_round, source.round)
             if channel == "expansion":
                 walk = min(walk, len(source.edges))
-        direct_hit = direct(item)
         hops = 0.0 if direct_hit or walk == math.inf else float(walk)
         return cls(
             ranks,
@@ -128,9 +130,15 @@ class _Reached:
         )
 
 
-def head_of(items: Sequence[Evidence], alignment: Sequence[float]) -> list[Evidence]:
-    """The head: the ``HEAD`` direct hits best aligned with the question."""
-    hits = [(item, a) for item, a in zip(items, alignment, strict=True) if direct(item)]
+def head_of(
+    items: Sequence[Evidence], alignment: Sequence[float], directs: Sequence[bool] | None = None
+) -> list[Evidence]:
+    """The head: the ``HEAD`` direct hits best aligned with the question.
+
+    ``directs`` says which items are direct hits, when the caller has read their sources.
+    """
+    found = directs if directs is not None else [direct(item) for item in items]
+    hits = [(item, a) for item, a, d in zip(items, alignment, found, strict=True) if d]
     hits.sort(key=lambda hit: (-hit[1], hit[0].memory.id))
     return [item for item, _ in hits[:HEAD]]
 
@@ -161,7 +169,8 @@ def table(
     if not items:
         return np.zeros((0, len(FEATURES)))
     cues, plan = question.cues, question.plan
-    head = head_of(items, alignment)
+    reached = [_Reached.of(item) for item in items]
+    head = head_of(items, alignment, [how.direct for how in reached])
     head_sessions = {h.memory.provenance.session_id for h in head}
     head_times = {t for h in head if (t := h.memory.provenance.session_time)}
     head_speakers = Counter(h.memory.provenance.speaker for h in head)
@@ -169,22 +178,20 @@ def table(
     anchor_sessions = {
         i.memory.provenance.session_id for i in items if i.memory.id in anchors or i.anchor
     }
-    reached = [_Reached.of(item) for item in items]
     direct_hits = Counter(
         item.memory.provenance.session_id
         for item, how in zip(items, reached, strict=True)
         if how.direct
     )
-    best_lexical = max(
-        (s.score for i in items for s in i.sources if s.channel == "lexical"), default=0.0
-    )
+    best_lexical = max(how.scores.get("lexical", 0.0) for how in reached)
     order = np.argsort(-np.asarray(alignment), kind="stable")
     alignment_rank = np.empty(len(items))
     alignment_rank[order] = np.arange(len(items))
     best = max(alignment)
     terms = set(cues.terms)
     target = set(plan.target_terms) if plan else set()
-    people = {normalise_cue(p) for p in cues.people}
+    norm = functools.cache(normalise_cue)  # a pool names few people: normalise each once
+    people = {norm(p) for p in cues.people}
     distances: dict[datetime, tuple[float, float]] = {}  # a session's date: few in a pool
 
     def from_question_and_head(when: datetime | None) -> tuple[float, float]:
@@ -222,12 +229,12 @@ def table(
                 float(direct_hits[provenance.session_id]),
                 float(memory.id in question.beside_head),
                 *from_question_and_head(provenance.session_time),
-                float(bool(speaker) and normalise_cue(speaker or "") in people),
+                float(bool(speaker) and norm(speaker or "") in people),
                 head_speakers[speaker] / len(head) if head else 0.0,
                 float(len(shared)),
                 len(shared) / len(terms) if terms else 0.0,
                 float(len(memory.terms & target)),
-                float(len({normalise_cue(p) for p in memory.people} & people)),
+                float(len({norm(p) for p in memory.people} & people)),
                 math.log1p(estimate_tokens(memory.text)),
             ]
         )
