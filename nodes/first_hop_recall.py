@@ -54,14 +54,14 @@ def first_hop_recall(state: RecallState, runtime: Runtime[Context]) -> dict[str,
         else [],
     }
     memories = store.get(run.namespace, {mid for found in hits.values() for mid, _ in found})
-    pool: dict[str, Evidence] = {}
+    sources: dict[str, list[EvidenceSource]] = {}  # in first-found order, as the pool is
     for channel, found in hits.items():
         for rank, (mid, score) in enumerate(found, start=1):
-            if mid not in memories:
-                continue
-            source = EvidenceSource(channel=channel, rank=rank, score=round(score, 6))  # type: ignore[arg-type]
-            item = pool.get(mid) or Evidence(memory=memories[mid])
-            pool[mid] = item.model_copy(update={"sources": [*item.sources, source]})
+            if mid in memories:
+                sources.setdefault(mid, []).append(
+                    EvidenceSource(channel=channel, rank=rank, score=round(score, 6))  # type: ignore[arg-type]
+                )
+    pool = {mid: Evidence(memory=memories[mid], sources=found) for mid, found in sources.items()}
     return {
         "namespace": run.namespace,
         "cues": cues,

@@ -90,18 +90,18 @@ def score_pool(
     above the rest (the module's docstring).
     """
     kept: dict[str, Scored] = {}
-    parts_of: dict[str, dict[str, float]] = {}
+    fresh: dict[str, tuple[dict[str, float], bool]] = {}  # parts, and whether it is named
     before = before or {}
     for mid, item in pool.items():
         if still_scored(before, mid, item):
             kept[mid] = before[mid]
         else:
             alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
-            parts_of[mid] = score_parts(item, alignment, config)
+            fresh[mid] = score_parts(item, alignment, config), named(item)
     lift = max(
         [
             *(s.rho for s in kept.values()),
-            *(total(p) for mid, p in parts_of.items() if not named(pool[mid])),
+            *(total(p) for p, is_named in fresh.values() if not is_named),
         ],
         default=0.0,
     )
@@ -110,7 +110,9 @@ def score_pool(
         if mid in kept:
             scored[mid] = kept[mid]
             continue
-        parts = parts_of[mid] | ({"named": lift} if named(item) else {})
+        parts, is_named = fresh[mid]
+        if is_named:
+            parts["named"] = lift
         rho = total(parts)
         copy = item.model_copy(
             update={
