@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -374,6 +375,7 @@ def scale_markdown(results: dict[str, Any]) -> str:
                 ]
             )
         )
+    lines += ["", *_node_table(results["sizes"].values())]
     ingest = results["ingest"]
     lines += [
         "",
@@ -419,6 +421,12 @@ def scale_markdown(results: dict[str, Any]) -> str:
         lines.append("")
     if "rss_mb_per_10k_units" in results:
         lines.append(f"Resident memory grows {results['rss_mb_per_10k_units']} MB per 10k units.")
+    if "bytes_per_memory" in results:
+        lines.append(
+            f"That is {results['bytes_per_memory']} bytes a memory, "
+            f"{results['bytes_per_memory_beyond_vector']} beyond its vector's "
+            f"{results['vector_bytes']}."
+        )
     lines.append(
         "Floor = embed the question and take Chroma's top 10, plus BM25's top 10, in the same "
         "namespace; write→recall = the recall right after remembering one new turn."
@@ -432,6 +440,36 @@ def scale_markdown(results: dict[str, Any]) -> str:
             scale_markdown(results["postgresql"]),
         ]
     return "\n".join(lines)
+
+
+def _node_table(sizes: Iterable[dict[str, Any]]) -> list[str]:
+    """Where a recall's time goes at each size: the first hop, the other nodes, the stepping.
+
+    Each cell is a median over the questions (a node that ran twice in one recall counts the
+    two runs together); the other nodes' cell adds their medians up.
+    """
+    header = ["units", "first_hop_recall ms", "first hop / floor", "the other nodes ms",
+              "between nodes ms", "node by node"]  # fmt: skip
+    lines = [_row(header), _row(["---"] * len(header))]
+    for size in sizes:
+        nodes = dict(size["per_node_p50_ms"])
+        first = nodes.pop("first_hop_recall", 0.0)
+        floor = size["floor_p50_ms"]
+        lines.append(
+            _row(
+                [
+                    str(size["units"]),
+                    f"{first:.1f}",
+                    f"{first / floor:.2f}×" if floor else "–",
+                    f"{sum(nodes.values()):.1f}",
+                    f"{size['between_nodes_p50_ms']:.1f}"
+                    if "between_nodes_p50_ms" in size
+                    else "–",
+                    ", ".join(f"{node} {ms:.1f}" for node, ms in nodes.items()),
+                ]
+            )
+        )
+    return lines
 
 
 def cli_markdown(results: dict[str, Any]) -> str:

@@ -4,12 +4,13 @@ Every LoCoMo dev conversation is ingested into one namespace (session ids keep t
 conversation prefix); that ingest is timed and split into embedding, storage and linking,
 beside plain sentence-transformers encoding the same texts.  The namespace then grows by
 copies of its own units under fresh ids (vectors, cues and edges copied, not recomputed),
-and at each size it is timed three ways, after one untimed pass over the questions (a
-long-lived process has built its per-namespace values): recall with cold query caches (the
-search memo and query embeddings cleared before each question); the floor any retriever pays
-(embed the question, Chroma's top 10, BM25's top 10); the chat loop's write→recall
-(remember one new turn, then recall the next question); forgetting each of those turns; and
-the memory browser's first page and asks (``agent.eval.browsing``).
+and at each size, after one untimed pass over the questions (a long-lived process has built
+its per-namespace values), it is timed: recall with cold query caches (the search memo and
+query embeddings cleared before each question), then once more node by node (``NodeClock``:
+what each node took, and what the graph's stepping took between them); the floor any
+retriever pays (embed the question, Chroma's top 10, BM25's top 10); the chat loop's
+write→recall (remember one new turn, then recall the next question); forgetting each of
+those turns; and the memory browser's first page and asks (``agent.eval.browsing``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from typing_extensions import override
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.eval.browsing import time_browser
@@ -111,6 +116,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
     dense: list[float] = []
     lexical: list[float] = []
     per_node: dict[str, list[float]] = {}
+    between: list[float] = []
     for question in questions:
         store.clear_query_caches()
         started = time.perf_counter()
@@ -119,18 +125,19 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
         started = time.perf_counter()
         store.search_lexical(NAMESPACE, question.text, 10)
         lexical.append(_ms(started))
+        asked = RecallInput(query=question.text, namespace=NAMESPACE)
         store.clear_query_caches()
-        started = previous = time.perf_counter()
-        for update in recall_graph.stream(
-            RecallInput(query=question.text, namespace=NAMESPACE),
-            context=context,
-            stream_mode="updates",
-        ):
-            now = time.perf_counter()
-            for node in update:
-                per_node.setdefault(node, []).append((now - previous) * 1000)
-            previous = now
+        started = time.perf_counter()
+        recall_graph.invoke(asked, context=context)
         totals.append(_ms(started))
+        store.clear_query_caches()  # again, timed node by node (the clock's own cost included)
+        clock = NodeClock()
+        started = time.perf_counter()
+        recall_graph.invoke(asked, context=context, config={"callbacks": [clock]})
+        whole = _ms(started)
+        for node, spent in clock.spent.items():
+            per_node.setdefault(node, []).append(spent)
+        between.append(whole - sum(clock.spent.values()))
     writes, after, forgets = write_then_recall(context, questions, turns)
     browser = time_browser(context, NAMESPACE, [q.text for q in questions[:BROWSER_ASKS]])
     floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
@@ -150,8 +157,45 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
             "bm25_top10": percentiles(lexical),
         },
         "per_node_p50_ms": {node: percentiles(v)["p50"] for node, v in per_node.items()},
+        "between_nodes_p50_ms": percentiles(between)["p50"],
         "browser": browser,
     }
+
+
+class NodeClock(BaseCallbackHandler):
+    """Milliseconds each node of one graph run took, by node; a node run more than once adds up.
+
+    A node's run is what LangGraph runs as the graph's child: the node's function, its writes
+    and its router.  What the run took beyond its nodes is LangGraph's own stepping (planning
+    each step, applying the writes and reducers, its checkpoints) and this clock's callbacks.
+    """
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self._graph: UUID | None = None
+        self._started: dict[UUID, tuple[str, float]] = {}
+
+    @override
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if parent_run_id is None:
+            self._graph = run_id
+        elif parent_run_id == self._graph:
+            self._started[run_id] = (str(kwargs.get("name")), time.perf_counter())
+
+    @override
+    def on_chain_end(self, outputs: dict[str, Any] | Any, *, run_id: UUID, **kwargs: Any) -> None:
+        begun = self._started.pop(run_id, None)
+        if begun is not None:
+            node, started = begun
+            self.spent[node] = self.spent.get(node, 0.0) + _ms(started)
 
 
 def write_then_recall(
@@ -222,5 +266,10 @@ def run_scale(
     if len(rss) > 1:
         (small, small_mb), (large, large_mb) = rss[0], rss[-1]
         results["rss_mb_per_10k_units"] = round((large_mb - small_mb) / (large - small) * 10_000, 1)
+        per_memory = (large_mb - small_mb) * 2**20 / (large - small)
+        vector = next(iter(store.embeddings(NAMESPACE, base[:1]).values()))
+        results["bytes_per_memory"] = round(per_memory)
+        results["vector_bytes"] = int(vector.nbytes)
+        results["bytes_per_memory_beyond_vector"] = round(per_memory - vector.nbytes)
     results["seconds"] = round(time.perf_counter() - started, 1)
     return results

@@ -89,8 +89,8 @@ class RelationalBackend(ABC):
     # --- units ---------------------------------------------------------------------------------
 
     @abstractmethod
-    def existing(self, ids: Iterable[str]) -> set[str]:
-        """The subset of ``ids`` that are stored."""
+    def existing(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
+        """The subset of ``ids`` that are stored (as units of ``namespace``, when given)."""
 
     @abstractmethod
     def insert_units(self, units: Sequence[MemoryUnit]) -> None:

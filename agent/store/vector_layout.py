@@ -189,7 +189,7 @@ class VectorLayout:
         return self.relational.vectors(namespace, ids)
 
     def _committed(self, namespace: str, ids: set[str]) -> set[str]:
-        return set(self.relational.units(namespace, ids)) if ids else set()
+        return self.relational.existing(ids, namespace) if ids else set()
 
     def ids(self, namespace: str) -> set[str]:
         """Every vector id stored for the namespace where its vectors live."""

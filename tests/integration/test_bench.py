@@ -253,13 +253,21 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
         assert size["forget_ms"]["p50"] > 0
         assert size["recall_p50_ms"] > 0 and size["floor_p50_ms"] > 0
         assert size["write_then_recall_p50_ms"] > 0 and size["rss_mb"] > 0
-        assert "first_hop_recall" in size["per_node_p50_ms"]
+        nodes = size["per_node_p50_ms"]
+        assert {"first_hop_recall", "check_sufficiency", "assemble_evidence"} <= set(nodes)
+        assert min(nodes.values()) > 0 and size["between_nodes_p50_ms"] > 0
+        assert sum(nodes.values()) + size["between_nodes_p50_ms"] < 3 * size["recall_p50_ms"]
         browser = size["browser"]
         assert browser["after_add_ms"]["p50"] > 0 and browser["after_forget_ms"]["p50"] > 0
     store = Services(Deployment(store_dir=str(tmp_path / "store"))).store()
     assert store.namespaces() == ["scale"], "every unit lives in one namespace"
+    assert summary["vector_bytes"] == 384 * 4  # all-MiniLM-L6-v2's float32 vector
+    assert summary["bytes_per_memory_beyond_vector"] == (
+        summary["bytes_per_memory"] - summary["vector_bytes"]
+    )
     report = (tmp_path / "r" / "bench_scale.md").read_text()
     assert report.startswith("| units |") and "after a forget p50 ms" in report
+    assert "| between nodes ms |" in report and "beyond its vector's 1536" in report
 
 
 def test_bench_scale_reports_postgresql_beside_sqlite(tmp_path: Path, postgres: str) -> None:

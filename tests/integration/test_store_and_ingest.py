@@ -18,6 +18,8 @@ from ripplegraph.agent.store import DIALOGUE, LINK_TYPES, MemoryStore, StoreErro
 from ripplegraph.agent.store.cue_index import epoch
 from ripplegraph.agent.store.derived import evict_namespace
 from ripplegraph.agent.store.memory_store import MemoryStore as Store
+from ripplegraph.agent.store.sql import units as units_module
+from ripplegraph.agent.store.sql.database import SQLDatabase
 from ripplegraph.agent.store.vectors import EF_SEARCH, SYNC_THRESHOLD, collection_name
 from ripplegraph.agent.surfaces.ui.catalog import written
 from ripplegraph.studio import DEMO_NAMESPACE, demo_sessions
@@ -437,3 +439,22 @@ def test_dialogue_neighbours_are_the_live_turns_either_side_in_the_session(
     assert walked[-2:] == store.neighbours("talk", [asked], [DIALOGUE]), "stored edges first"
     store.forget("talk", memory_ids=[bowls])
     assert around(asked) == [(asked, pottery), (asked, crack)], "a forgotten turn is stepped over"
+
+
+def test_parsed_units_are_kept_least_recently_read_first(
+    demo_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [u.id for u in demo_store.all_units(DEMO_NAMESPACE)]
+    assert len(ids) > 4
+    monkeypatch.setattr(units_module, "UNIT_CACHE_LIMIT", 3)
+    relational = demo_store.relational
+    assert isinstance(relational, SQLDatabase)
+    relational._evict(ids)
+    demo_store.get(DEMO_NAMESPACE, ids[:3])
+    demo_store.get(DEMO_NAMESPACE, ids[:1])  # read again: now the most recent
+    demo_store.get(DEMO_NAMESPACE, ids[3:5])  # two more: the two least recent go
+    first, *last = relational._unit_cache
+    assert first == ids[0] and set(last) == {ids[3], ids[4]}
+    assert relational.existing([*ids, "m_none"], DEMO_NAMESPACE) == set(ids)
+    assert relational.existing(ids, "another namespace") == set()
+    relational._evict(ids)

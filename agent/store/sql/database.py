@@ -7,7 +7,9 @@ connection, how a write transaction is made exclusive, and its ``Dialect``.
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
@@ -105,7 +107,8 @@ class SQLDatabase(RelationalBackend):
     dialect: Dialect
 
     def __init__(self) -> None:
-        self._unit_cache: dict[str, MemoryUnit] = {}
+        self._unit_cache: OrderedDict[str, MemoryUnit] = OrderedDict()
+        self._unit_lock = threading.Lock()
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Tx]:
@@ -137,8 +140,9 @@ class SQLDatabase(RelationalBackend):
 
     def _evict(self, ids: Iterable[str]) -> None:
         """Drop deleted units from the parsed-unit cache."""
-        for mid in ids:
-            self._unit_cache.pop(mid, None)
+        with self._unit_lock:
+            for mid in ids:
+                self._unit_cache.pop(mid, None)
 
     @override
     def meta(self, key: str) -> str | None:

@@ -21,7 +21,10 @@ from ripplegraph.agent.store.sql.database import (
     last_seq,
 )
 
-_UNIT_CACHE_LIMIT = 200_000
+UNIT_CACHE_LIMIT = 20_000
+"""Parsed units kept, most recently read first: a recall reads a few hundred, and what reads a
+whole namespace (building its derived values) reads it once.  Each costs about 2 KB, and
+every one is an object the garbage collector walks, so the cache does not grow with the store."""
 
 
 def from_epoch(seconds: float) -> datetime:
@@ -33,13 +36,22 @@ class UnitTables(SQLDatabase):
     """Units by id, by session, by person and in write order."""
 
     @override
-    def existing(self, ids: Iterable[str]) -> set[str]:
-        wanted = list(ids)
+    def existing(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
         found: set[str] = set()
+        if namespace is not None:  # a unit read in this namespace is there (a forget evicts it)
+            with self._unit_lock:
+                found = {
+                    m for m in wanted if (u := self._unit_cache.get(m)) and u.namespace == namespace
+                }
+            wanted = [mid for mid in wanted if mid not in found]
+        where = "id IN ({marks})" if namespace is None else "namespace = ? AND id IN ({marks})"
         for chunk, marks in chunks(wanted):
-            found.update(
-                str(r[0]) for r in self._rows(f"SELECT id FROM units WHERE id IN ({marks})", chunk)
+            rows = self._rows(
+                f"SELECT id FROM units WHERE {where.format(marks=marks)}",
+                chunk if namespace is None else [namespace, *chunk],
             )
+            found.update(str(r[0]) for r in rows)
         return found
 
     @override
@@ -114,12 +126,14 @@ class UnitTables(SQLDatabase):
         """Units by id, restricted to ``namespace`` (cached: a unit never changes in place)."""
         found: dict[str, MemoryUnit] = {}
         wanted = []
-        for mid in dict.fromkeys(ids):
-            cached = self._unit_cache.get(mid)
-            if cached is None:
-                wanted.append(mid)
-            elif cached.namespace == namespace:
-                found[mid] = cached
+        with self._unit_lock:
+            for mid in dict.fromkeys(ids):
+                cached = self._unit_cache.get(mid)
+                if cached is None:
+                    wanted.append(mid)
+                elif cached.namespace == namespace:
+                    self._unit_cache.move_to_end(mid)
+                    found[mid] = cached
         for chunk, marks in chunks(wanted):
             for row in self._rows(
                 f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? AND id IN ({marks})",
@@ -131,9 +145,10 @@ class UnitTables(SQLDatabase):
         return found
 
     def _remember(self, unit: MemoryUnit) -> None:
-        if len(self._unit_cache) > _UNIT_CACHE_LIMIT:
-            self._unit_cache.clear()
-        self._unit_cache[unit.id] = unit
+        with self._unit_lock:
+            self._unit_cache[unit.id] = unit
+            if len(self._unit_cache) > UNIT_CACHE_LIMIT:
+                self._unit_cache.popitem(last=False)
 
     @override
     def all_units(self, namespace: str) -> list[MemoryUnit]:
