@@ -96,11 +96,12 @@ class MemoryUnit(BaseModel):
     kind: MemoryKind = MemoryKind.OTHER
     provenance: Provenance
 
-    @cached_property
+    @property
     def tokens(self) -> tuple[str, ...]:
         """Lower-cased content tokens: the BM25 document.
 
-        Computed once per unit; the store hands out the same unit objects until a forget.
+        Not kept: the lexical index reads them once, when the unit joins it, and every parsed
+        unit the store keeps would otherwise hold them beside its ``terms``.
         """
         return tuple(tokenize(self.text))
 

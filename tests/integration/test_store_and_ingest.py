@@ -449,7 +449,7 @@ def test_parsed_units_are_kept_least_recently_read_first(
     monkeypatch.setattr(units_module, "UNIT_CACHE_LIMIT", 3)
     relational = demo_store.relational
     assert isinstance(relational, SQLDatabase)
-    relational._evict(ids)
+    relational._evict(list(relational._unit_cache))  # every unit parsed before
     demo_store.get(DEMO_NAMESPACE, ids[:3])
     demo_store.get(DEMO_NAMESPACE, ids[:1])  # read again: now the most recent
     demo_store.get(DEMO_NAMESPACE, ids[3:5])  # two more: the two least recent go

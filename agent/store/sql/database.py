@@ -138,6 +138,16 @@ class SQLDatabase(RelationalBackend):
                     (str(len(MIGRATIONS)),),
                 )
 
+    @property
+    def _in_namespace(self) -> str:
+        """``namespace = ?`` as a filter only, for a lookup by ids within a namespace.
+
+        Left to choose, SQLite reads such a lookup through the namespace's index once the ids
+        are many (every unit of the namespace: 37 ms at 100,000 units for 300 ids, against 6
+        by the ids' own key).
+        """
+        return self.dialect.filter_only.format(column="namespace") + " = ?"
+
     def _evict(self, ids: Iterable[str]) -> None:
         """Drop deleted units from the parsed-unit cache."""
         with self._unit_lock:

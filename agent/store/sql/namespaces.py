@@ -103,7 +103,7 @@ class NamespaceTables(SQLDatabase):
                 found = [
                     str(r[0])
                     for r in db.execute(
-                        f"SELECT id FROM units WHERE namespace = ? AND id IN ({marks})",
+                        f"SELECT id FROM units WHERE {self._in_namespace} AND id IN ({marks})",
                         [namespace, *chunk],
                     )
                 ]

@@ -21,10 +21,11 @@ from ripplegraph.agent.store.sql.database import (
     last_seq,
 )
 
-UNIT_CACHE_LIMIT = 20_000
-"""Parsed units kept, most recently read first: a recall reads a few hundred, and what reads a
-whole namespace (building its derived values) reads it once.  Each costs about 2 KB, and
-every one is an object the garbage collector walks, so the cache does not grow with the store."""
+UNIT_CACHE_LIMIT = 200_000
+"""Parsed units kept, the least recently read dropped first.  Each derived value of a namespace
+is built from every unit, one value at a time, so a bound under a namespace's size would parse
+it once per value on a cold start (at 100,000 units a first recall took 36 s keeping 20,000,
+against 20 s keeping all)."""
 
 
 def from_epoch(seconds: float) -> datetime:
@@ -45,12 +46,14 @@ class UnitTables(SQLDatabase):
                     m for m in wanted if (u := self._unit_cache.get(m)) and u.namespace == namespace
                 }
             wanted = [mid for mid in wanted if mid not in found]
-        where = "id IN ({marks})" if namespace is None else "namespace = ? AND id IN ({marks})"
         for chunk, marks in chunks(wanted):
-            rows = self._rows(
-                f"SELECT id FROM units WHERE {where.format(marks=marks)}",
-                chunk if namespace is None else [namespace, *chunk],
-            )
+            if namespace is None:
+                rows = self._rows(f"SELECT id FROM units WHERE id IN ({marks})", chunk)
+            else:
+                rows = self._rows(
+                    f"SELECT id FROM units WHERE {self._in_namespace} AND id IN ({marks})",
+                    [namespace, *chunk],
+                )
             found.update(str(r[0]) for r in rows)
         return found
 
@@ -136,7 +139,8 @@ class UnitTables(SQLDatabase):
                     found[mid] = cached
         for chunk, marks in chunks(wanted):
             for row in self._rows(
-                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? AND id IN ({marks})",
+                f"SELECT {self._UNIT_COLUMNS} FROM units "
+                f"WHERE {self._in_namespace} AND id IN ({marks})",
                 [namespace, *chunk],
             ):
                 unit = self._unit(row)
@@ -150,31 +154,47 @@ class UnitTables(SQLDatabase):
             if len(self._unit_cache) > UNIT_CACHE_LIMIT:
                 self._unit_cache.popitem(last=False)
 
+    def _in_order(self, rows: Sequence[tuple[Any, ...]]) -> list[MemoryUnit]:
+        """Units from whole rows, in the rows' order: the kept object where there is one.
+
+        A namespace read whole is read in write order in one statement.  Looked up by id in
+        chunks, 100,000 units took 0.5 s, and their objects, made in id order, made every
+        later pass in write order about twice as slow (the memory browser's page).
+        """
+        with self._unit_lock:
+            kept = [self._unit_cache.get(str(row[0])) for row in rows]
+        units = []
+        for row, unit in zip(rows, kept, strict=True):
+            if unit is None:
+                unit = self._unit(row)
+                self._remember(unit)
+            units.append(unit)
+        return units
+
     @override
     def all_units(self, namespace: str) -> list[MemoryUnit]:
         """Every unit of the namespace in write order (parsed once, then from the cache)."""
-        ids = [
-            str(mid)
-            for (mid,) in self._rows(
-                "SELECT id FROM units WHERE namespace = ? ORDER BY seq", (namespace,)
+        return self._in_order(
+            self._rows(
+                f"SELECT {self._UNIT_COLUMNS} FROM units WHERE namespace = ? ORDER BY seq",
+                (namespace,),
             )
-        ]
-        found = self.units(namespace, ids)
-        return [found[mid] for mid in ids if mid in found]
+        )
 
     @override
     def units_since(self, namespace: str, seq: int) -> Changes:
         with self.snapshot() as db:  # the units and the count agree
             rows = db.execute(
-                "SELECT seq, id FROM units WHERE namespace = ? AND seq > ? ORDER BY seq",
+                f"SELECT seq, {self._UNIT_COLUMNS} FROM units "
+                "WHERE namespace = ? AND seq > ? ORDER BY seq",
                 (namespace, seq),
             ).fetchall()
             removed = db.execute(
                 "SELECT value FROM meta WHERE key = ?", (REMOVALS + namespace,)
             ).fetchone()
-        found = self.units(namespace, [str(mid) for _, mid in rows])
+        units = self._in_order([row[1:] for row in rows])
         return Changes(
-            units=[(int(n), found[str(mid)]) for n, mid in rows if str(mid) in found],
+            units=[(int(row[0]), unit) for row, unit in zip(rows, units, strict=True)],
             removals=int(removed[0]) if removed else 0,
         )
 
