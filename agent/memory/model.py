@@ -108,6 +108,14 @@ class MemoryUnit(BaseModel):
     @cached_property
     def terms(self) -> frozenset[str]:
         """Stemmed content words and normalised cues: what coverage and matching compare."""
+        return self.terms_unkept()
+
+    def terms_unkept(self) -> frozenset[str]:
+        """``terms``, computed and not kept: for a pass over every unit of a namespace.
+
+        A unit that recall ranks keeps its terms; one only counted into a namespace's
+        vocabulary would hold them (about 900 bytes) for as long as it stays parsed.
+        """
         words = {stem(t) for t in self.tokens}
         return frozenset(words | {normalise_cue(c) for c in [*self.people, *self.places]})
 

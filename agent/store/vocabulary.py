@@ -103,6 +103,6 @@ def _cues(unit: MemoryUnit) -> list[tuple[str, set[str]]]:
             (kind, {v for v in map(normalise_cue, values) if v})
             for kind, values in (("person", unit.people), ("place", unit.places))
         ),
-        ("term", set(unit.terms)),
+        ("term", set(unit.terms_unkept())),
         ("session", {unit.provenance.session_id}),
     ]

@@ -10,7 +10,7 @@ import pytest
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.decisions.policies.counterfactual import standing_constraints
 from ripplegraph.agent.decisions.policies.roots import namespace_roots
-from ripplegraph.agent.memory import Session, TimeInterval, Turn
+from ripplegraph.agent.memory import MemoryUnit, Session, TimeInterval, Turn
 from ripplegraph.agent.memory.text import normalise_cue
 from ripplegraph.agent.recall_config import RECIPES
 from ripplegraph.agent.services import Services
@@ -439,6 +439,27 @@ def test_dialogue_neighbours_are_the_live_turns_either_side_in_the_session(
     assert walked[-2:] == store.neighbours("talk", [asked], [DIALOGUE]), "stored edges first"
     store.forget("talk", memory_ids=[bowls])
     assert around(asked) == [(asked, pottery), (asked, crack)], "a forgotten turn is stepped over"
+
+
+def test_units_read_back_are_their_validated_form_and_keep_no_vocabulary_terms(
+    demo_store: MemoryStore,
+) -> None:
+    relational = demo_store.relational
+    assert isinstance(relational, SQLDatabase)
+    relational._evict(list(relational._unit_cache))
+    evict_namespace(demo_store.directory, DEMO_NAMESPACE)  # the vocabulary is built again
+    units = demo_store.all_units(DEMO_NAMESPACE)
+    assert units and any(u.time for u in units) and any(u.provenance.session_time for u in units)
+    for unit in units:
+        validated = MemoryUnit.model_validate(unit.model_dump())
+        assert unit == validated and unit.model_dump_json() == validated.model_dump_json()
+        # One shared set naming every field, so setting one adds nothing to it.
+        assert unit.model_fields_set == set(MemoryUnit.model_fields)
+    people, _ = demo_store.vocabulary(DEMO_NAMESPACE)
+    assert people
+    assert not any("terms" in u.__dict__ for u in units)  # counted, not kept
+    assert units[0].terms == MemoryUnit.model_validate(units[0].model_dump()).terms
+    assert "terms" in units[0].__dict__  # a unit recall reads keeps them
 
 
 def test_parsed_units_are_kept_least_recently_read_first(

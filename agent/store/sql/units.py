@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from typing_extensions import override
 
 from ripplegraph.agent.memory import MemoryKind, MemoryUnit, Provenance, TimeInterval
@@ -31,6 +34,25 @@ against 20 s keeping all)."""
 def from_epoch(seconds: float) -> datetime:
     """A naive UTC time from the seconds a time cue is stored as."""
     return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+@cache
+def _every_field(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields)
+
+
+def _made(model: type[_Model], **values: Any) -> _Model:
+    """A model of a stored row: every field given, nothing validated again.
+
+    A namespace's units are kept parsed, so a unit's bytes are paid per memory: a validated
+    model carries its own set of the fields it was given (half a kilobyte for a unit), these
+    share one that names them all, so setting a field adds nothing to it.  The row was
+    validated when it was written.
+    """
+    return model.model_construct(_every_field(model), **values)
 
 
 class UnitTables(SQLDatabase):
@@ -105,26 +127,28 @@ class UnitTables(SQLDatabase):
 
     @staticmethod
     def _unit(row: tuple[Any, ...]) -> MemoryUnit:
+        """The unit a row holds, made without validating it again (``_made``)."""
         (mid, ns, text, kind, people, places, t0, t1, session, turns, speaker, stime) = row
-        return MemoryUnit(
+        return _made(
+            MemoryUnit,
             id=str(mid),
-            namespace=str(ns),
+            namespace=sys.intern(str(ns)),
             text=str(text),
             kind=MemoryKind(str(kind)),
             people=json.loads(str(people)),
             places=json.loads(str(places)),
-            time=TimeInterval(start=from_epoch(float(t0)), end=from_epoch(float(t1)))
+            time=_made(TimeInterval, start=from_epoch(float(t0)), end=from_epoch(float(t1)))
             if t0 is not None
             else None,
-            provenance=Provenance(
-                session_id=str(session),
+            provenance=_made(
+                Provenance,
+                session_id=sys.intern(str(session)),
                 turn_ids=json.loads(str(turns)),
-                speaker=str(speaker) if speaker is not None else None,
+                speaker=sys.intern(str(speaker)) if speaker is not None else None,
                 session_time=datetime.fromisoformat(str(stime)) if stime else None,
             ),
         )
 
-    @override
     def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
         """Units by id, restricted to ``namespace`` (cached: a unit never changes in place)."""
         found: dict[str, MemoryUnit] = {}
