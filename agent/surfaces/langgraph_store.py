@@ -123,6 +123,22 @@ def _refusing_async(
     return call
 
 
+def interrupted(error: BaseException) -> bool:
+    """Whether Ctrl-C caused ``error``.
+
+    A native module interrupted while it loads reports an ImportError raised from the
+    KeyboardInterrupt (pybind11's "initialization failed"), not the interrupt itself.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 class RippleGraphStore(BaseStore):
     """A ``BaseStore`` over a RippleGraph memory store.
 
@@ -369,14 +385,17 @@ class RippleGraphStore(BaseStore):
                 self._apply(namespace, op.key, intent)
             except PartUnavailable:  # finished once the server is back
                 raise
-            except Exception as error:
-                self._set_aside(namespace, op.key, error)
-                raise
-            except BaseException:  # Ctrl-C: the caller never heard the put was made
+            except BaseException as error:
+                if isinstance(error, Exception) and not interrupted(error):
+                    self._set_aside(namespace, op.key, error)
+                    raise
+                # Ctrl-C: the caller never heard the put was made.
                 if existing:  # its memories are forgotten already: only finishing keeps it
                     self._apply(namespace, op.key, intent)
                 else:
                     self._withdraw(namespace, op.key, intent)
+                if isinstance(error, Exception):
+                    raise KeyboardInterrupt from error
                 raise
 
     def _sessions(
