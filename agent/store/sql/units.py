@@ -149,6 +149,7 @@ class UnitTables(SQLDatabase):
             ),
         )
 
+    @override
     def units(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
         """Units by id, restricted to ``namespace`` (cached: a unit never changes in place)."""
         found: dict[str, MemoryUnit] = {}
