@@ -134,7 +134,7 @@ def semantic_candidates(
     ordered = [mid for mid in ids if mid in vectors]
     if not ordered:
         return {}
-    matrix = np.stack([vectors[mid] for mid in ordered])
+    matrix = np.array([vectors[mid] for mid in ordered])
     hits = store.search_vectors(namespace, matrix, config.candidates_per_channel + 1)
     found: dict[Pair, float] = {}
     for mid, neighbours in zip(ordered, hits, strict=True):

@@ -87,7 +87,7 @@ class Embedder:
             found = [self._documents.get(t) for t in texts]
         if any(v is None for v in found):  # evicted meanwhile: embed directly
             return self._embed_documents(texts)
-        return np.stack([v for v in found if v is not None])
+        return np.array([v for v in found if v is not None])
 
     def _embed_documents(self, texts: list[str]) -> np.ndarray:
         started = time.perf_counter()

@@ -133,6 +133,9 @@ class CueIndex:
             order = order[:k]
         else:
             order = order[: max(k, candidates)]
+            # The order is by shared cues first, so a unit sharing fewer than the k-th cannot
+            # reach the top k whatever its closeness: only the rest are compared.
+            order = order[fewer[order] <= fewer[order[min(k, len(order)) - 1]]]
             chosen = [ids[found_at[i]] for i in order]
             closest = np.asarray(closeness(chosen), dtype=np.float64)
             order = order[np.lexsort((np.array(chosen), np.negative(closest), fewer[order]))][:k]

@@ -64,6 +64,35 @@ def test_query_closeness_breaks_shared_cue_ties_among_the_candidates_only() -> N
     assert [m.unit_id for m in found] == ["b", "c"]
 
 
+def test_closeness_is_asked_only_of_units_that_can_reach_the_top_k() -> None:
+    rng = np.random.default_rng(3)
+    names = ["Maya", "Tom", "Ana", "Lee"]
+    units = [
+        unit(f"u{i:03d}", [n for n in names if rng.random() < 0.4], [], int(rng.integers(0, 60)))
+        for i in range(300)
+    ]
+    index = CueIndex.of(units)
+    near = {u.id: float(rng.random()) for u in units}
+    asked: list[list[str]] = []
+    spared = 0
+
+    def closeness(ids: list[str]) -> np.ndarray:
+        asked.append(list(ids))
+        return np.asarray([near[i] for i in ids])
+
+    for people, k, candidates in ((names[:2], 5, 100), (names, 8, 300), (names[1:], 40, 60)):
+        asked.clear()
+        found = index.matches(people, [], None, k=k, closeness=closeness, candidates=candidates)
+        # What re-ranking every one of the first ``candidates`` matches gives.
+        first = index.matches(people, [], None, k=candidates)
+        expected = sorted(first, key=lambda m: (-m.shared, -near[m.unit_id], m.unit_id))[:k]
+        assert [m.unit_id for m in found] == [m.unit_id for m in expected]
+        kth = first[min(k, len(first)) - 1].shared
+        assert asked == [[m.unit_id for m in first if m.shared >= kth]]
+        spared += len(first) - len(asked[0])
+    assert spared > 0
+
+
 def test_a_shrunk_index_matches_one_built_without_the_removed_units() -> None:
     around = TimeInterval(start=DAY, end=DAY + timedelta(days=2))
     for removed in (["b"], ["a", "e"], ["c", "d"]):
