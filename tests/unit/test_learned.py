@@ -62,7 +62,32 @@ def test_a_ranker_reads_back_from_its_text() -> None:
     again = Ranker.from_json(text)
     assert again.to_json() == text
     assert again.scores(np.array([[0.4], [0.6]])).tolist() == [-0.5, 1.5]
-    assert again.strongest(np.array([-1.0]), 3) == {"a": -1.0}
+    assert again.strongest(np.array([-1.0]), 3) == [{"a": -1.0}]
+
+
+def test_all_features_looked_up_at_once_equal_each_shape_on_its_column() -> None:
+    generator = np.random.default_rng(1)
+    shapes = tuple(
+        Shape(
+            f"f{i}",
+            np.sort(generator.normal(size=width)),
+            generator.normal(size=width + 1),
+        )
+        for i, width in enumerate((0, 1, 3, 7))
+    )
+    ranker = Ranker(tuple(s.feature for s in shapes), shapes)
+    rows = generator.normal(size=(50, 4))
+    # A value on a threshold, past every threshold, and values no split can compare.
+    rows[0] = [0.0, shapes[1].thresholds[0], shapes[2].thresholds[1], shapes[3].thresholds[-1]]
+    rows[1] = [np.inf, -np.inf, np.nan, 1e9]
+    each = np.column_stack([shape(rows[:, i]) for i, shape in enumerate(shapes)])
+    assert np.array_equal(ranker.contributions(rows), each)
+    assert ranker.contributions(np.zeros((0, 4))).shape == (0, 4)
+    # The strongest reasons of each row are those of the row alone, largest in size first.
+    reasons = ranker.strongest(each, 2)
+    for row, why in zip(each, reasons, strict=True):
+        top = np.argsort(-np.abs(row), kind="stable")[:2]
+        assert why == {ranker.features[i]: round(float(row[i]), 4) for i in top if round(row[i], 4)}
 
 
 @pytest.mark.parametrize(

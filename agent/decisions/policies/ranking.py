@@ -266,20 +266,18 @@ class Learned:
         the strongest feature contributions, each named ``LEARNED`` + the feature.  Only the
         kept memories are copied: a pool holds a few hundred, K are kept.
         """
+        reasons = ranker.strongest(
+            np.array([self.contributions[item.memory.id] for item in kept]), top
+        )
         return [
             item.model_copy(
                 update={
                     "score": round(self.scores[item.memory.id], 6),
                     "score_parts": {"alignment": item.score_parts.get("alignment", 0.0)}
-                    | {
-                        LEARNED + f: v
-                        for f, v in ranker.strongest(
-                            self.contributions[item.memory.id], top
-                        ).items()
-                    },
+                    | {LEARNED + f: v for f, v in why.items()},
                 }
             )
-            for item in kept
+            for item, why in zip(kept, reasons, strict=True)
         ]
 
 
