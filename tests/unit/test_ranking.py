@@ -93,6 +93,15 @@ def test_each_feature_is_a_relation_to_the_question_not_a_word() -> None:
     assert column(matrix, "people_shared") == [1.0] * 5
 
 
+def test_rho_is_read_as_the_pool_ranks_it() -> None:
+    # The pool comes ranked by ρ, each memory carrying it: its order is ρ's rank.
+    rhos = [2.0, 1.5, 1.5, 0.5, 0.0]
+    ranked = [i.model_copy(update={"score": rho}) for i, rho in zip(POOL, rhos, strict=True)]
+    matrix = table(ranked, [0.8] * 5, [0.8] * 5, Question(CUES, None, frozenset()))
+    assert column(matrix, "rho_rank") == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert column(matrix, "rho_below_best") == [0.0, 0.5, 0.5, 1.5, 2.0]
+
+
 def test_a_memory_with_no_date_has_no_distance() -> None:
     undated = POOL[0].model_copy(
         update={

@@ -3,8 +3,10 @@
 Each feature is a rank, a score, a distance, a type or an overlap count: how a channel ranked
 the memory, by what edges and in which round the walk reached it, whether it shares the
 session, the day or the speaker of the question's best direct hits (the *head*), how many of
-the question's terms it holds.  None names a word, a person or a conversation, so a model
-trained on them learns what evidence looks like to recall, not what these conversations say.
+the question's terms it holds, and where the hand-set score ρ places it (its rank in the
+pool and how far it is below the best), which the model learns where to trust.  None names a
+word, a person or a conversation, so a model trained on them learns what evidence looks like
+to recall, not what these conversations say.
 
 Assembly keeps memories the question names first (the ``exact`` channel: an identifier of the
 question, which no similarity outranks), then the pool by the learned score.  A decision
@@ -46,6 +48,8 @@ FEATURES: tuple[str, ...] = (
     "alignment_question",
     "alignment_below_best",
     "alignment_rank",
+    "rho_rank",
+    "rho_below_best",
     *(f"{channel}_rank" for channel in RANKED_CHANNELS),
     "lexical_share",
     "cue_score",
@@ -163,8 +167,9 @@ def table(
 ) -> np.ndarray:
     """One row of ``FEATURES`` per pooled memory, in ``items`` order.
 
-    ``alignment`` is each memory's cosine with the question's content (what ρ aligns with),
-    ``alignment_question`` with the whole question.
+    ``items`` are the pool ranked by ρ, best first, each scored (``assembly.rank_pool``):
+    their order is ``rho_rank``.  ``alignment`` is each memory's cosine with the question's
+    content (what ρ aligns with), ``alignment_question`` with the whole question.
     """
     if not items:
         return np.zeros((0, len(FEATURES)))
@@ -188,6 +193,7 @@ def table(
     alignment_rank = np.empty(len(items))
     alignment_rank[order] = np.arange(len(items))
     best = max(alignment)
+    best_rho = max(item.score for item in items)
     terms = set(cues.terms)
     target = set(plan.target_terms) if plan else set()
     norm = functools.cache(normalise_cue)  # a pool names few people: normalise each once
@@ -213,6 +219,8 @@ def table(
                 alignment_question[index],
                 best - alignment[index],
                 float(alignment_rank[index]),
+                float(index),
+                best_rho - item.score,
                 *(how.ranks[channel] for channel in RANKED_CHANNELS),
                 how.scores.get("lexical", 0.0) / best_lexical if best_lexical > 0 else 0.0,
                 how.scores.get("cue", 0.0),
