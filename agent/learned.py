@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -62,33 +62,9 @@ class Ranker:
         """Settings that hold a ranker (``Deployed.recall_settings``) take it as it is."""
         return core_schema.is_instance_schema(cls)
 
-    @cached_property
-    def _steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every shape at once: thresholds padded with +inf, values, and each one's length.
-
-        A pool is scored in one comparison of its table against the padded thresholds, where
-        a ``searchsorted`` per feature costs a Python call each.
-        """
-        width = max((len(s.thresholds) for s in self.shapes), default=0)
-        thresholds = np.full((len(self.shapes), width), np.inf)
-        values = np.zeros((len(self.shapes), width + 1))
-        for i, shape in enumerate(self.shapes):
-            thresholds[i, : len(shape.thresholds)] = shape.thresholds
-            values[i, : len(shape.values)] = shape.values
-        return thresholds, values, np.array([len(s.thresholds) for s in self.shapes])
-
     def contributions(self, matrix: np.ndarray) -> np.ndarray:
-        """Each candidate's (row's) score split by feature (columns in ``features`` order).
-
-        Equal to each ``Shape`` applied to its column: the step a value falls on is how many
-        thresholds lie below it (``searchsorted``'s left side, which puts NaN past them all).
-        """
-        thresholds, values, lengths = self._steps
-        x = np.asarray(matrix, dtype=np.float64).reshape(len(matrix), len(self.shapes))
-        steps = (thresholds[None, :, :] < x[:, :, None]).sum(axis=2)
-        steps = np.where(np.isnan(x), lengths[None, :], steps)
-        found: np.ndarray = values[np.arange(len(self.shapes))[None, :], steps]
-        return found
+        """Each candidate's (row's) score split by feature (columns in ``features`` order)."""
+        return np.column_stack([shape(matrix[:, i]) for i, shape in enumerate(self.shapes)])
 
     def scores(self, matrix: np.ndarray) -> np.ndarray:
         """Each candidate's score: the bias plus its features' contributions."""

@@ -65,29 +65,18 @@ def test_a_ranker_reads_back_from_its_text() -> None:
     assert again.strongest(np.array([-1.0]), 3) == [{"a": -1.0}]
 
 
-def test_all_features_looked_up_at_once_equal_each_shape_on_its_column() -> None:
+def test_each_rows_strongest_reasons_are_its_own_largest_in_size_first() -> None:
     generator = np.random.default_rng(1)
-    shapes = tuple(
-        Shape(
-            f"f{i}",
-            np.sort(generator.normal(size=width)),
-            generator.normal(size=width + 1),
-        )
-        for i, width in enumerate((0, 1, 3, 7))
-    )
-    ranker = Ranker(tuple(s.feature for s in shapes), shapes)
+    features = ("a", "b", "c", "d")
+    ranker = Ranker(features, tuple(Shape(f, np.array([]), np.array([0.0])) for f in features))
     rows = generator.normal(size=(50, 4))
-    # A value on a threshold, past every threshold, and values no split can compare.
-    rows[0] = [0.0, shapes[1].thresholds[0], shapes[2].thresholds[1], shapes[3].thresholds[-1]]
-    rows[1] = [np.inf, -np.inf, np.nan, 1e9]
-    each = np.column_stack([shape(rows[:, i]) for i, shape in enumerate(shapes)])
-    assert np.array_equal(ranker.contributions(rows), each)
-    assert ranker.contributions(np.zeros((0, 4))).shape == (0, 4)
-    # The strongest reasons of each row are those of the row alone, largest in size first.
-    reasons = ranker.strongest(each, 2)
-    for row, why in zip(each, reasons, strict=True):
-        top = np.argsort(-np.abs(row), kind="stable")[:2]
-        assert why == {ranker.features[i]: round(float(row[i]), 4) for i in top if round(row[i], 4)}
+    rows[0] = [0.0, -2.0, 2.0, 0.00001]  # equal sizes keep feature order; a rounded zero drops
+    reasons = ranker.strongest(rows, 3)
+    assert reasons[0] == {"b": -2.0, "c": 2.0}
+    for row, why in zip(rows, reasons, strict=True):
+        top = np.argsort(-np.abs(row), kind="stable")[:3]
+        assert why == {features[i]: round(float(row[i]), 4) for i in top if round(row[i], 4)}
+    assert ranker.strongest(np.zeros((0, 4)), 3) == []
 
 
 @pytest.mark.parametrize(
