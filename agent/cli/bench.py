@@ -198,6 +198,16 @@ def ranker(
             "agent/ranker.json, trained on the development conversations).",
         ),
     ] = None,
+    vary: Annotated[
+        str | None,
+        typer.Option(
+            "--vary",
+            metavar="<field=value>",
+            help="Judge recall with one setting changed, FIELD=VALUE (as bench folds takes "
+            "it; F1=V+F2=W changes several): the pools, the hand-ranked run and every "
+            "fold's ranker are made under it [default: the shipped settings].",
+        ),
+    ] = None,
     store: StoreOption = None,
     limit: LimitOption = None,
     out: OutOption = None,
@@ -206,18 +216,27 @@ def ranker(
 ) -> None:
     """Train the learned ranker: left-out scores per kind against the first hop, and the model."""
     from ripplegraph.agent.eval import report
-    from ripplegraph.agent.eval.ranker import run_ranker
+    from ripplegraph.agent.eval.folds import variants
+    from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, run_ranker
     from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     if write is not None and not write.parent.is_dir():
         raise fail(f"--write {write}: no folder {write.parent} to write it in")
+    try:
+        chosen = variants([vary]) if vary is not None else [SHIPPED_SETTINGS]
+    except ValueError as error:
+        raise fail(f"--vary {error}") from error
+    if len(chosen) != 1:
+        raise fail(f"--vary {vary!r}: one value (join fields with '+'), not a list")
+    if write is not None and vary is not None:
+        raise fail("--write ships the ranker of the shipped settings: leave out --vary")
     dataset = _to_leave_out(data, limit, "the ranker needs")
     turns, runs = f"{dataset.counts['turns']} turns", 4 * len(dataset.questions)
     with (
         ingested(store, dataset.sessions, turns, None, None) as (context, _),
         progress_bar("ranker", runs) as advance,
     ):
-        results, trained = run_ranker(dataset, context, advance)
+        results, trained = run_ranker(dataset, context, advance, chosen[0])
     if write is not None:
         write.write_text(trained.to_json(), encoding="utf-8")
     publish(

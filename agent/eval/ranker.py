@@ -10,6 +10,11 @@ the real recall graph is run again on it with that model, so the out-of-sample n
 the graph's own, and the captured simulation is checked against them question by question.
 The shipped model trains on every conversation.
 
+A setting that changes the pool (one round instead of two, anchors not spread) is judged
+here, not by ``bench folds``: under a variant every pool is captured, the hand-ranked graph
+run and each fold's ranker trained and run with the setting changed, so the ranker it is
+scored with was trained on the pools it gathers.
+
 Training is deterministic (one thread, fixed seed, LightGBM's ``deterministic``), so the same
 pools give the same file, byte for byte.
 """
@@ -31,12 +36,12 @@ from ripplegraph.agent.decisions.policies.ranking import (
     learned_order,
 )
 from ripplegraph.agent.eval.conversations import LocomoData
-from ripplegraph.agent.eval.folds import _estimate, paired
+from ripplegraph.agent.eval.folds import Variant, _estimate, paired
 from ripplegraph.agent.eval.locomo import run_locomo
 from ripplegraph.agent.eval.metrics import all_at, mean, recall_at
 from ripplegraph.agent.eval.systems import recipe_context
 from ripplegraph.agent.learned import Ranker, from_stumps
-from ripplegraph.agent.recall_config import FULL
+from ripplegraph.agent.recall_config import FULL, RecallConfig
 from ripplegraph.agent.services import Services
 from ripplegraph.agent.state import QueryCues, RecallState
 from ripplegraph.agent.surfaces.api import recall_state
@@ -79,10 +84,20 @@ class Pool:
     """Whether the ranker orders it (``learned_for``); else ρ's order, ``items``, is kept."""
 
 
+SHIPPED_SETTINGS = Variant("full", FULL, {})
+"""The recall settings the package ships: what ``bench ranker`` judges unless told a variant."""
+
+
+def under(context: Deployed, settings: RecallConfig, variant: Variant) -> Deployed:
+    """The run context with ``settings`` and the variant's recall limits."""
+    limits = context.recall.model_copy(update=variant.limits)
+    return context.model_copy(update={"recall_settings": settings, "recall": limits})
+
+
 def capture(
     data: LocomoData, context: Deployed, advance: Callable[[], None] = lambda: None
 ) -> list[Pool]:
-    """Every question's final pool, run through the real recall graph."""
+    """Every question's final pool, run through the real recall graph (its settings' pool)."""
     store = Services(context.deployment).store()
     run = recipe_context(context, "hand_ranked", K)
     config = run.recall_config()
@@ -154,13 +169,17 @@ def _details(pools: Sequence[Pool], turns: Sequence[list[str]]) -> list[dict[str
 
 
 def graph_details(
-    data: LocomoData, context: Deployed, trained: Mapping[str, Ranker], advance: Callable[[], None]
+    data: LocomoData,
+    context: Deployed,
+    trained: Mapping[str, Ranker],
+    advance: Callable[[], None],
+    variant: Variant = SHIPPED_SETTINGS,
 ) -> list[dict[str, Any]]:
     """The real recall graph on each conversation with its fold's ranker, in question order."""
     by_namespace: dict[str, list[dict[str, Any]]] = {}
     for namespace, ranker in trained.items():
         held = replace(data, questions=[q for q in data.questions if q.namespace == namespace])
-        run = context.model_copy(update={"recall_settings": replace(FULL, ranker=ranker)})
+        run = under(context, replace(variant.settings, ranker=ranker), variant)
         by_namespace[namespace] = run_locomo(held, run, ("ripplegraph",), advance)["details"][
             "ripplegraph"
         ]
@@ -203,22 +222,28 @@ def hits(details: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], bool]:
 
 
 def run_ranker(
-    data: LocomoData, context: Deployed, advance: Callable[[], None] = lambda: None
+    data: LocomoData,
+    context: Deployed,
+    advance: Callable[[], None] = lambda: None,
+    variant: Variant = SHIPPED_SETTINGS,
 ) -> tuple[dict[str, Any], Ranker]:
     """Capture, leave-one-conversation-out, the graph rerun per fold, and the shipped model.
 
-    Returns the results and the ranker trained on every conversation.
+    Everything but the first hop runs under ``variant`` (``folds.variants``; by default the
+    shipped settings).  Returns the results and the ranker trained on every conversation.
     """
-    baseline = run_locomo(data, context, ("first_hop", "hand_ranked"), advance)
-    pools = capture(data, context, advance)
+    hand = under(context, replace(variant.settings, learned=False), variant)
+    first_hop = run_locomo(data, context, ("first_hop",), advance)["details"]["first_hop"]
+    hand_ranked = run_locomo(data, hand, ("hand_ranked",), advance)["details"]["hand_ranked"]
+    pools = capture(data, hand, advance)
     trained = folds(pools)
     simulated = _details(pools, [ordered_turns(p, trained[p.namespace]) for p in pools])
-    learned = graph_details(data, context, trained, advance)
+    learned = graph_details(data, context, trained, advance, variant)
     everything = train(pools, {"name": f"trained on {len(trained)} development conversations"})
     in_sample = _details(pools, [ordered_turns(p, everything) for p in pools])
     systems = {
-        "first_hop": baseline["details"]["first_hop"],
-        "hand_ranked": baseline["details"]["hand_ranked"],
+        "first_hop": first_hop,
+        "hand_ranked": hand_ranked,
         "learned (left out)": learned,
         "learned (in sample)": in_sample,
     }
@@ -228,6 +253,7 @@ def run_ranker(
         kinds.setdefault(kind, set()).add(namespace)
     results = {
         "metric": f"multi-hop All@{K}",
+        "settings": variant.name,
         "data": data.counts,
         "sets": data.sets,
         "features": list(FEATURES),

@@ -245,7 +245,16 @@ def folds_chart(results: dict[str, Any], path: Path) -> None:
 def ranker_markdown(results: dict[str, Any]) -> str:
     """Per kind: each system's multi-hop All@30, lead, wins and guards; then per conversation."""
     metric = results["metric"]
-    lines = []
+    settings = results.get("settings", "full")
+    lines = (
+        [
+            f"Recall with `{settings}`: every pool, the hand-ranked run and each fold's ranker "
+            "are made with the setting changed; the first hop is the shipped one.",
+            "",
+        ]
+        if settings != "full"
+        else []
+    )
     for kind, group in results["kinds"].items():
         first, many = group["systems"]["first_hop"], group["conversations"]
         guards = [c for c in ("single-hop", "temporal", "open-domain") if c in first]

@@ -42,7 +42,7 @@ from ripplegraph.agent.store.postgres import PostgresBackend
 from ripplegraph.agent.store.records import Records
 from ripplegraph.agent.store.sqlite import SQLiteBackend
 from ripplegraph.agent.store.upkeep import Upkeep
-from ripplegraph.agent.store.vector_layout import VectorLayout, cosines
+from ripplegraph.agent.store.vector_layout import VectorLayout
 from ripplegraph.agent.store.vectors import VectorIndex
 from ripplegraph.agent.store.vocabulary import Vocabulary
 
@@ -357,10 +357,6 @@ class MemoryStore(Upkeep, Records):
             self._cache_vectors(namespace, fetched)
             found.update(fetched)
         return found
-
-    def cosines(self, namespace: str, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
-        """Each unit's cosine with the unit-length ``query``; units without a vector are absent."""
-        return cosines(self.embeddings(namespace, ids), query)
 
     def _cache_vectors(self, namespace: str, vectors: dict[str, np.ndarray]) -> None:
         with self._vector_cache_lock:

@@ -16,7 +16,7 @@ collection belongs to one namespace.  It also records what a forget leaves for a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -49,18 +49,6 @@ def nearest(
         ranked = sorted(top.tolist(), key=lambda i: (-row[i], i))
         found.append([(ids[i], float(row[i])) for i in ranked])
     return found
-
-
-def cosines(vectors: Mapping[str, np.ndarray], query: np.ndarray) -> dict[str, float]:
-    """Each vector's cosine with the unit-length ``query`` (unit vectors), in one product.
-
-    One matrix product for a pool costs what a few of its per-row products did; its sums run
-    in another order, so a cosine may differ from ``float(v @ query)`` in its last bit.
-    """
-    if not vectors:
-        return {}
-    products = np.array(list(vectors.values())) @ query
-    return dict(zip(vectors, products.tolist(), strict=True))
 
 
 class VectorLayout:

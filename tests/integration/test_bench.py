@@ -129,12 +129,39 @@ def test_bench_ranker_retrains_the_same_file_twice(tmp_path: Path) -> None:
     )
 
 
+def test_bench_ranker_judges_a_setting_with_rankers_trained_under_it(tmp_path: Path) -> None:
+    """Under a variant the hand-ranked run is made with it: the first hop's settings, its scores."""
+    data = [write_calvin(tmp_path / "locomo.json"), write_gallery(tmp_path / "dialog")]
+    variant = "expansion=false+roots=false+counterfactual=false"
+    args = ["bench", "ranker", *(a for d in data for a in ("--data", str(d))),
+            "--store", str(tmp_path / "store"), "--results", str(tmp_path / "results"),
+            "--vary", variant, "--no-charts"]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "results" / "bench_ranker.json").read_text())
+    assert summary["settings"] == variant
+    for group in summary["kinds"].values():
+        first, hand = group["systems"]["first_hop"], group["systems"]["hand_ranked"]
+        assert hand["total"] == first["total"]
+        for category in ("single-hop", "temporal", "multi-hop"):
+            if category in first:
+                assert hand[category] == first[category]
+    assert (
+        (tmp_path / "results" / "bench_ranker.md")
+        .read_text()
+        .startswith(f"Recall with `{variant}`")
+    )
+
+
 def test_bench_ranker_refuses_before_it_trains(tmp_path: Path) -> None:
     data = write_calvin(tmp_path / "locomo.json")
     store = tmp_path / "store"
     for args, says in (
         ([], "the ranker needs at least two conversations"),
         (["--write", str(tmp_path / "missing" / "r.json")], "no folder"),
+        (["--vary", "rounds=1,2"], "one value"),
+        (["--vary", "colour=1"], "cannot vary 'colour'"),
+        (["--vary", "rounds=1", "--write", str(tmp_path / "r.json")], "leave out --vary"),
     ):
         run = CliRunner().invoke(
             app, ["bench", "ranker", "--data", str(data), "--store", str(store), *args]

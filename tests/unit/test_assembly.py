@@ -23,7 +23,6 @@ from ripplegraph.agent.models.providers import Embedder
 from ripplegraph.agent.recall_config import FULL
 from ripplegraph.agent.state import Channel, Evidence, EvidenceSource
 from ripplegraph.agent.store import MemoryStore
-from ripplegraph.agent.store.vector_layout import cosines
 
 
 def unit(mid: str, text: str = "a memory", session: str = "s1") -> MemoryUnit:
@@ -95,22 +94,6 @@ def test_rank_orders_by_rho_then_id_and_records_the_terms() -> None:
     assert ranked[3].score == pytest.approx(1.0 / 7, abs=1e-6)
     assert all(v == round(v, 6) for e in ranked for v in [e.score, *e.score_parts.values()])
     assert pool["a"].score == 0.0  # the pool itself is not changed
-
-
-def test_cosines_are_each_vectors_product_with_the_query_in_one_pass() -> None:
-    rng = np.random.default_rng(3)
-    rows = rng.normal(size=(40, 384)).astype(np.float32)
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    query = rows[7] + np.float32(0.1) * rows[8]
-    query /= np.linalg.norm(query)
-    vectors = {f"m{i}": row for i, row in enumerate(rows)}
-    found = cosines(vectors, query)
-    assert list(found) == list(vectors)  # the mapping's order, every id once
-    for mid, vector in vectors.items():
-        assert found[mid] == pytest.approx(float(vector @ query), abs=1e-6)
-        assert isinstance(found[mid], float)
-    assert max(found, key=found.__getitem__) == "m7"
-    assert cosines({}, query) == {}
 
 
 def test_rank_pool_aligns_the_stored_vectors_with_the_query(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.recall_config import FULL, RECIPES
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
 from ripplegraph.agent.store import DIALOGUE, SEMANTIC, STRUCTURAL, Edge
-from ripplegraph.agent.store.vector_layout import cosines
 
 
 def unit(mid: str, text: str) -> MemoryUnit:
@@ -42,8 +41,8 @@ class Graph:
     def get(self, namespace: str, ids: Iterable[str]) -> dict[str, MemoryUnit]:
         return {mid: self.units[mid] for mid in ids if mid in self.units}
 
-    def cosines(self, namespace: str, ids: Iterable[str], query: np.ndarray) -> dict[str, float]:
-        return cosines({mid: self.vectors[mid] for mid in ids if mid in self.vectors}, query)
+    def embeddings(self, namespace: str, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        return {mid: self.vectors[mid] for mid in ids if mid in self.vectors}
 
 
 VECTORS = {"a": [1, 0], "b": [0.6, 0.8], "c": [1, 0], "d": [0, 1], "harbor": [0.8, 0.6]}

@@ -25,7 +25,6 @@ from ripplegraph.agent.models.llm import estimate_tokens
 from ripplegraph.agent.recall_config import RecallConfig
 from ripplegraph.agent.state import Evidence
 from ripplegraph.agent.store import MemoryStore
-from ripplegraph.agent.store.vector_layout import cosines
 
 
 def score_parts(item: Evidence, alignment: float, config: RecallConfig) -> dict[str, float]:
@@ -77,7 +76,8 @@ def still_scored(before: dict[str, Scored], mid: str, item: Evidence) -> bool:
 
 def score_pool(
     pool: dict[str, Evidence],
-    alignments: dict[str, float],
+    query_vector: np.ndarray,
+    vectors: dict[str, np.ndarray],
     config: RecallConfig,
     before: dict[str, Scored] | None = None,
 ) -> dict[str, Scored]:
@@ -86,8 +86,7 @@ def score_pool(
     ``before`` holds the scores of an earlier pool with the same query and settings: a memory
     whose pool object is the very one scored then keeps its score (items are never changed in
     place), unless the question names it, whose lift depends on the rest of the pool.
-    ``alignments`` (each memory's cosine with the query; 0 where it has no vector) needs only
-    the memories not kept.  Memories the question names are lifted
+    ``vectors`` needs only the memories not kept.  Memories the question names are lifted
     above the rest (the module's docstring).
     """
     kept: dict[str, Scored] = {}
@@ -97,7 +96,8 @@ def score_pool(
         if still_scored(before, mid, item):
             kept[mid] = before[mid]
         else:
-            fresh[mid] = score_parts(item, alignments.get(mid, 0.0), config), named(item)
+            alignment = float(vectors[mid] @ query_vector) if mid in vectors else 0.0
+            fresh[mid] = score_parts(item, alignment, config), named(item)
     lift = max(
         [
             *(s.rho for s in kept.values()),
@@ -136,7 +136,7 @@ def rank(
     config: RecallConfig,
 ) -> list[Evidence]:
     """Pool items scored by ρ, best first (ties by id for determinism)."""
-    return ordered(score_pool(pool, cosines(vectors, query_vector), config))
+    return ordered(score_pool(pool, query_vector, vectors, config))
 
 
 _Key = tuple[MemoryStore, str, str, RecallConfig]  # store, namespace, query, settings
@@ -182,8 +182,8 @@ class _Rankings:
             store, namespace, query, config = key
             before = last.scored if last is not None else {}
             fresh = [m for m, item in pool.items() if not still_scored(before, m, item)]
-            alignments = store.cosines(namespace, fresh, store.embedder.query(query))
-            scored = score_pool(pool, alignments, config, before)
+            vectors = store.embeddings(namespace, fresh)
+            scored = score_pool(pool, store.embedder.query(query), vectors, config, before)
             found = _Ranking(key, scored, ordered(scored))
             with self._lock:
                 self._entries.append(found)

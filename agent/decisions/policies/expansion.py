@@ -116,10 +116,12 @@ def expand(
         return path[::-1], edges[::-1]
 
     memories = store.get(namespace, [mid for mid in via if mid not in exclude])
-    near = store.cosines(namespace, list(memories), target_vector)
+    vectors = store.embeddings(namespace, list(memories))
     wanted = target_cues(plan)
     score = {
-        mid: near.get(mid, 0.0) + cue_match(memory, wanted) for mid, memory in memories.items()
+        mid: (float(vectors[mid] @ target_vector) if mid in vectors else 0.0)
+        + cue_match(memory, wanted)
+        for mid, memory in memories.items()
     }
     kept: dict[str, Reached] = {}
     for channel in edge_types:

@@ -318,8 +318,9 @@ def candidates(
     (both cached by the store), and the dialogue neighbours of the head.
     """
     alignment = [item.score_parts.get("alignment", 0.0) for item in ranked]
-    asked = store.cosines(namespace, [i.memory.id for i in ranked], store.embedder.query(query))
-    whole = [asked.get(item.memory.id, 0.0) for item in ranked]
+    vectors = store.embeddings(namespace, [item.memory.id for item in ranked])
+    asked = store.embedder.query(query)
+    whole = [float(vectors[i.memory.id] @ asked) if i.memory.id in vectors else 0.0 for i in ranked]
     head = [h.memory.id for h in head_of(ranked, alignment)]
     beside = frozenset(e.dst for e in store.neighbours(namespace, head, (DIALOGUE,)))
     return table(ranked, alignment, whole, Question(cues, plan, beside))
