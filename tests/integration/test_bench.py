@@ -140,12 +140,10 @@ def test_bench_ranker_judges_a_setting_with_rankers_trained_under_it(tmp_path: P
     assert run.exit_code == 0, run.output
     summary = json.loads((tmp_path / "results" / "bench_ranker.json").read_text())
     assert summary["settings"] == variant
-    for group in summary["kinds"].values():
-        first, hand = group["systems"]["first_hop"], group["systems"]["hand_ranked"]
-        assert hand["total"] == first["total"]
-        for category in ("single-hop", "temporal", "multi-hop"):
-            if category in first:
-                assert hand[category] == first[category]
+    # Question by question the same turns in the same order (under the shipped settings the
+    # hand-ranked graph walks, and its order differs from the first hop's on this data).
+    questions = json.loads((tmp_path / "results" / "bench_ranker_questions.json").read_text())
+    assert questions["hand_ranked"] == questions["first_hop"]
     assert (
         (tmp_path / "results" / "bench_ranker.md")
         .read_text()
