@@ -385,6 +385,7 @@ def scale_markdown(results: dict[str, Any]) -> str:
             )
         )
     lines += ["", *_node_table(results["sizes"].values())]
+    lines += ["", *_collector_lines(results["sizes"].values())]
     ingest = results["ingest"]
     lines += [
         "",
@@ -449,6 +450,24 @@ def scale_markdown(results: dict[str, Any]) -> str:
             scale_markdown(results["postgresql"]),
         ]
     return "\n".join(lines)
+
+
+def _collector_lines(sizes: Iterable[dict[str, Any]]) -> list[str]:
+    """What CPython's garbage collector took during each size's timed recalls (``GcClock``)."""
+    lines = []
+    for size in sizes:
+        collected = size.get("garbage_collection")
+        if collected is None:
+            continue
+        lines.append(
+            f"Garbage collection during the {collected['recalls']} timed recalls at "
+            f"{size['units']} units: the young generations {collected['young_ms_per_recall']} ms "
+            f"a recall; the oldest {collected['oldest_collections']} times, "
+            f"{collected['oldest_ms_per_recall']} ms a recall spread over them; the longest "
+            f"pause {collected['longest_pause_ms']} ms; {collected['tracked_objects']:,} "
+            f"objects tracked. Recall mean {size['recall_mean_ms']} ms."
+        )
+    return lines
 
 
 def _node_table(sizes: Iterable[dict[str, Any]]) -> list[str]:

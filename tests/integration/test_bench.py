@@ -284,6 +284,10 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
         assert sum(nodes.values()) + size["between_nodes_p50_ms"] < 3 * size["recall_p50_ms"]
         browser = size["browser"]
         assert browser["after_add_ms"]["p50"] > 0 and browser["after_forget_ms"]["p50"] > 0
+        collected = size["garbage_collection"]
+        assert collected["recalls"] == 4 and collected["tracked_objects"] > 0
+        assert min(collected["young_ms_per_recall"], collected["longest_pause_ms"]) >= 0
+        assert size["recall_mean_ms"] > 0
     store = Services(Deployment(store_dir=str(tmp_path / "store"))).store()
     assert store.namespaces() == ["scale"], "every unit lives in one namespace"
     assert summary["vector_bytes"] == 384 * 4  # all-MiniLM-L6-v2's float32 vector
@@ -293,6 +297,7 @@ def test_bench_scale_grows_one_namespace(tmp_path: Path) -> None:
     report = (tmp_path / "r" / "bench_scale.md").read_text()
     assert report.startswith("| units |") and "after a forget p50 ms" in report
     assert "| between nodes ms |" in report and "beyond its vector's 1536" in report
+    assert "Garbage collection during the 4 timed recalls at 20 units" in report
 
 
 def test_bench_scale_reports_postgresql_beside_sqlite(tmp_path: Path, postgres: str) -> None:
