@@ -101,7 +101,8 @@ results: $(STAMP)
 	@test -n "$(DATA)" || { echo "make results DATA=<folder with locomo/ realtalk/ memgallery/ prefeval/ imlogic/>"; exit 2; }
 	@echo "refreshing $(RESULTS) from $(DATA)/locomo/locomo_dev.json, $(DATA)/realtalk, $(DATA)/memgallery, $(DATA)/prefeval, $(DATA)/imlogic"
 	$(BIN)/ripplegraph bench ranker --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
-		--data $(DATA)/memgallery --write agent/ranker.json --results $(RESULTS)
+		--data $(DATA)/memgallery --write agent/ranker.json --write-walker agent/walker.json \
+		--results $(RESULTS)
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/realtalk --results $(RESULTS)/realtalk
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/memgallery --results $(RESULTS)/memgallery

@@ -29,6 +29,8 @@ from ripplegraph.agent.errors import InvalidValueError
 FORMAT = "ripplegraph-additive-ranker/1"
 SHIPPED = "ranker.json"
 """The file beside this module: the ranker trained on every development conversation."""
+SHIPPED_WALKER = "walker.json"
+"""The file beside this module: the walk model trained on every development conversation."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +179,10 @@ def from_stumps(
 
 
 @cache
-def shipped() -> Ranker:
-    """The ranker shipped in the package (trained on every development conversation)."""
-    text = resources.files("ripplegraph.agent").joinpath(SHIPPED).read_text(encoding="utf-8")
-    return Ranker.from_json(text, SHIPPED)
+def shipped(name: str = SHIPPED) -> Ranker:
+    """A model shipped in the package (trained on every development conversation).
+
+    ``SHIPPED`` orders the evidence, ``SHIPPED_WALKER`` chooses what the walk keeps.
+    """
+    text = resources.files("ripplegraph.agent").joinpath(name).read_text(encoding="utf-8")
+    return Ranker.from_json(text, name)

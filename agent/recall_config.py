@@ -62,6 +62,11 @@ class RecallConfig:
     (else ρ does, as it steers the walk)."""
     ranker: Ranker | None = None
     """The learned ranker; ``None`` is the one shipped in the package."""
+    learned_walk: bool = True
+    """Whether a learned walk model chooses the candidates the walk keeps per channel (else
+    the hand score: similarity to the target plus the target's cues held)."""
+    walker: Ranker | None = None
+    """The learned walk model; ``None`` is the one shipped in the package."""
     max_anchors: int = 3
     top_n_per_channel: int = 5
     root_threshold: float = 0.5
@@ -125,5 +130,5 @@ RECIPES: dict[str, RecallConfig] = {
     "no_planning": replace(FULL, planned=False),
     "no_roots": replace(FULL, roots=False),
     "no_counterfactual": replace(FULL, counterfactual=False),
-    "hand_ranked": replace(FULL, learned=False),
+    "hand_ranked": replace(FULL, learned=False, learned_walk=False),
 }

@@ -7,7 +7,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from ripplegraph.agent.context import Context
-from ripplegraph.agent.decisions.policies.expansion import expand, feedback_target, walked_types
+from ripplegraph.agent.decisions.policies.expansion import (
+    WalkModel,
+    expand,
+    walk_target,
+    walked_types,
+)
+from ripplegraph.agent.learned import SHIPPED_WALKER, shipped
 from ripplegraph.agent.services import scope
 from ripplegraph.agent.state import Evidence, EvidenceSource, RecallState, TraceEvent, spent_after
 from ripplegraph.agent.tracing import record
@@ -22,10 +28,17 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     store = run.store()
     assert state.plan is not None
     edge_types = walked_types(config)
-    target = store.embedder.query(state.plan.target)
-    if config.feedback:
-        anchors = store.embeddings(run.namespace, state.plan.anchors)
-        target = feedback_target(target, list(anchors.values()))
+    target = walk_target(store, run.namespace, state.plan, config)
+    round_number = state.rounds + 1
+    model = (
+        WalkModel(
+            config.walker or shipped(SHIPPED_WALKER),
+            store.embedder.query(state.query),
+            round_number,
+        )
+        if config.learned_walk
+        else None
+    )
     reached = expand(
         store,
         run.namespace,
@@ -37,8 +50,8 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
             context.recall.evidence_k, state.cues is not None and state.cues.multi_part
         ),
         edge_types=edge_types,
+        model=model,
     )
-    round_number = state.rounds + 1
     pool = {
         r.memory.id: Evidence(
             memory=r.memory,
@@ -66,9 +79,15 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
                 decision=f"round {round_number}: {len(pool)} new memories",
                 reason=f"{hops}-hop neighbourhood of {len(state.plan.anchors)} anchors over "
                 + (f"{', '.join(edge_types[:-1])} and " if len(edge_types) > 1 else "")
-                + f"{edge_types[-1]} edges, scored against the target",
+                + f"{edge_types[-1]} edges, "
+                + (
+                    f"chosen by the learned walk model ({model.ranker.about.get('name', 'walker')})"
+                    if model
+                    else "scored against the target"
+                ),
                 added=list(pool),
-                details={"paths": {r.memory.id: r.path for r in reached}},
+                details={"paths": {r.memory.id: r.path for r in reached}}
+                | ({"reasons": {r.memory.id: r.reasons for r in reached}} if model else {}),
                 budget=spent_after(state, rounds=1, hops=hops),
             ),
         ),

@@ -198,6 +198,15 @@ def ranker(
             "agent/ranker.json, trained on the development conversations).",
         ),
     ] = None,
+    write_walker: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-walker",
+            metavar="<file>",
+            help="Write the walk model trained on every conversation here (the package ships "
+            "agent/walker.json, trained on the development conversations).",
+        ),
+    ] = None,
     vary: Annotated[
         str | None,
         typer.Option(
@@ -205,7 +214,8 @@ def ranker(
             metavar="<field=value>",
             help="Judge recall with one setting changed, FIELD=VALUE (as bench folds takes "
             "it; F1=V+F2=W changes several): the pools, the hand-ranked run and every "
-            "fold's ranker are made under it [default: the shipped settings].",
+            "fold's ranker (and, with learned_walk=true, walk model) are made under it "
+            "[default: the shipped settings].",
         ),
     ] = None,
     store: StoreOption = None,
@@ -220,29 +230,38 @@ def ranker(
     from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, run_ranker
     from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
-    if write is not None and not write.parent.is_dir():
-        raise fail(f"--write {write}: no folder {write.parent} to write it in")
+    for option, path in (("--write", write), ("--write-walker", write_walker)):
+        if path is not None and not path.parent.is_dir():
+            raise fail(f"{option} {path}: no folder {path.parent} to write it in")
     try:
         chosen = variants([vary]) if vary is not None else [SHIPPED_SETTINGS]
     except ValueError as error:
         raise fail(f"--vary {error}") from error
     if len(chosen) != 1:
         raise fail(f"--vary {vary!r}: one value (join fields with '+'), not a list")
-    if write is not None and vary is not None:
-        raise fail("--write ships the ranker of the shipped settings: leave out --vary")
+    for option, path in (("--write", write), ("--write-walker", write_walker)):
+        if path is not None and vary is not None:
+            raise fail(f"{option} ships a model of the shipped settings: leave out --vary")
     dataset = _to_leave_out(data, limit, "the ranker needs")
-    turns, runs = f"{dataset.counts['turns']} turns", 4 * len(dataset.questions)
+    # With a learned walk: the walks, then one capture per conversation left out.
+    captures = len({q.namespace for q in dataset.questions}) + 1
+    passes = 4 + (captures if chosen[0].settings.learned_walk else 0)
+    turns, runs = f"{dataset.counts['turns']} turns", passes * len(dataset.questions)
     with (
         ingested(store, dataset.sessions, turns, None, None) as (context, _),
         progress_bar("ranker", runs) as advance,
     ):
         results, trained = run_ranker(dataset, context, advance, chosen[0])
     if write is not None:
-        write.write_text(trained.to_json(), encoding="utf-8")
+        write.write_text(trained.ranker.to_json(), encoding="utf-8")
     publish(
         "ranker", results, report.ranker_markdown(results), report.ranker_chart, results_dir, out,
         charts,
     )  # fmt: skip
+    if write_walker is not None:
+        if trained.walker is None:
+            raise fail("--write-walker: no walk reached a gold memory and another to learn from")
+        write_walker.write_text(trained.walker.to_json(), encoding="utf-8")
 
 
 @bench.command("imlogic")

@@ -29,6 +29,13 @@ import numpy as np
 
 from ripplegraph.agent.context import Deployed
 from ripplegraph.agent.decisions.policies.assembly import rank_pool, select
+from ripplegraph.agent.decisions.policies.expansion import (
+    WALK_FEATURES,
+    walk,
+    walk_table,
+    walk_target,
+    walked_types,
+)
 from ripplegraph.agent.decisions.policies.ranking import (
     FEATURES,
     candidates,
@@ -40,10 +47,11 @@ from ripplegraph.agent.eval.folds import Variant, _estimate, paired
 from ripplegraph.agent.eval.locomo import run_locomo
 from ripplegraph.agent.eval.metrics import all_at, mean, recall_at
 from ripplegraph.agent.eval.systems import recipe_context
+from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.learned import Ranker, from_stumps
 from ripplegraph.agent.recall_config import FULL, RecallConfig
 from ripplegraph.agent.services import Services
-from ripplegraph.agent.state import QueryCues, RecallState
+from ripplegraph.agent.state import QueryCues, RecallInput, RecallState
 from ripplegraph.agent.surfaces.api import recall_state
 
 K = 30
@@ -115,30 +123,121 @@ def capture(
     return pools
 
 
-def train(pools: Sequence[Pool], about: Mapping[str, Any] | None = None) -> Ranker:
-    """LambdaRank on the pools that hold both a gold memory and another; deterministic."""
+@dataclass
+class Walked:
+    """One round's walk of one question: its candidates' features and which hold gold turns."""
+
+    namespace: str
+    matrix: np.ndarray
+    labels: np.ndarray
+
+
+def capture_walks(
+    data: LocomoData, context: Deployed, advance: Callable[[], None] = lambda: None
+) -> list[Walked]:
+    """Every round's walk of every question as the graph under ``context`` walks it.
+
+    The graph is streamed; the state each ``expand_locally`` step starts from is walked again
+    here, as that node walks it, and every candidate labelled by the question's gold turns.
+    """
+    store = Services(context.deployment).store()
+    run = recipe_context(context, "hand_ranked", K)
+    config = run.recall_config()
+    types = walked_types(config)
+    walks = []
+    for question in data.questions:
+        gold = set(question.gold)
+        planned = False
+        asked = RecallInput(query=question.text, namespace=question.namespace)
+        for mode, chunk in recall_graph.stream(
+            asked, context=run, stream_mode=["updates", "values"]
+        ):
+            if mode == "updates":
+                planned = "plan_recollection" in chunk
+                continue
+            if not planned:
+                continue
+            state = RecallState.model_validate(chunk)
+            assert state.plan is not None
+            namespace, plan = question.namespace, state.plan
+            target = walk_target(store, namespace, plan, config)
+            found = walk(
+                store, namespace, plan.anchors, state.pool.keys(), hops=run.recall.hops,
+                edge_types=types,
+            )  # fmt: skip
+            matrix = walk_table(
+                store, namespace, found, plan, target, store.embedder.query(question.text),
+                state.rounds + 1,
+            )  # fmt: skip
+            labels = [
+                float(bool(gold & set(m.provenance.turn_ids))) for m in found.memories.values()
+            ]
+            walks.append(Walked(namespace, matrix, np.array(labels)))
+        advance()
+    return walks
+
+
+def fit(
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    features: Sequence[str],
+    about: Mapping[str, Any],
+    group: str,
+) -> Ranker:
+    """LambdaRank on the groups (rows, labels) that hold both a positive row and another.
+
+    ``about`` goes into the file with the data's size, the number of groups named ``group``.
+
+    Deterministic: the same groups give the same model, byte for byte.
+    """
     import lightgbm
 
-    used = [p for p in pools if 0 < p.labels.sum() < len(p.labels)]
+    used = [(m, y) for m, y in groups if 0 < y.sum() < len(y)]
     if not used:
-        raise ValueError("no pool holds both a gold memory and another: nothing to learn from")
-    rows = np.vstack([p.matrix for p in used])
-    labels = np.concatenate([p.labels for p in used])
-    groups = [len(p.labels) for p in used]
+        raise ValueError("no group holds both a gold memory and another: nothing to learn from")
+    rows = np.vstack([m for m, _ in used])
+    labels = np.concatenate([y for _, y in used])
     dataset = lightgbm.Dataset(
-        rows, labels, group=groups, feature_name=list(FEATURES), params=PARAMETERS
-    )
+        rows, labels, group=[len(y) for _, y in used], feature_name=list(features),
+        params=PARAMETERS,
+    )  # fmt: skip
     booster = lightgbm.train(PARAMETERS, dataset, num_boost_round=ROUNDS)
     trees = booster.dump_model()["tree_info"]
     details = {
-        "conversations": sorted({p.namespace for p in used}),
-        "questions": len(used),
+        group: len(used),
         "candidates": len(labels),
         "parameters": PARAMETERS,
         "rounds": ROUNDS,
         "lightgbm": lightgbm.__version__,
     }
-    return from_stumps(FEATURES, trees, rows, dict(about or {}) | details)
+    return from_stumps(features, trees, rows, dict(about) | details)
+
+
+def train(pools: Sequence[Pool], about: Mapping[str, Any] | None = None) -> Ranker:
+    """The ranker: LambdaRank on the pools, one group a question."""
+    used = sorted({p.namespace for p in pools if 0 < p.labels.sum() < len(p.labels)})
+    return fit(
+        [(p.matrix, p.labels) for p in pools],
+        FEATURES,
+        dict(about or {}) | {"conversations": used},
+        "questions",
+    )
+
+
+def train_walker(walks: Sequence[Walked], about: Mapping[str, Any] | None = None) -> Ranker | None:
+    """The walk model: LambdaRank on the walks, one group a round of a question.
+
+    ``None`` where no walk reached both a gold memory and another: nothing to learn, so that
+    recall walks by hand.
+    """
+    used = sorted({w.namespace for w in walks if 0 < w.labels.sum() < len(w.labels)})
+    if not used:
+        return None
+    return fit(
+        [(w.matrix, w.labels) for w in walks],
+        WALK_FEATURES,
+        dict(about or {}) | {"conversations": used},
+        "walks",
+    )
 
 
 def ordered_turns(pool: Pool, ranker: Ranker) -> list[str]:
@@ -171,15 +270,15 @@ def _details(pools: Sequence[Pool], turns: Sequence[list[str]]) -> list[dict[str
 def graph_details(
     data: LocomoData,
     context: Deployed,
-    trained: Mapping[str, Ranker],
+    settings: Mapping[str, RecallConfig],
     advance: Callable[[], None],
     variant: Variant = SHIPPED_SETTINGS,
 ) -> list[dict[str, Any]]:
-    """The real recall graph on each conversation with its fold's ranker, in question order."""
+    """The real recall graph on each conversation with its fold's settings, in question order."""
     by_namespace: dict[str, list[dict[str, Any]]] = {}
-    for namespace, ranker in trained.items():
+    for namespace, chosen in settings.items():
         held = replace(data, questions=[q for q in data.questions if q.namespace == namespace])
-        run = under(context, replace(variant.settings, ranker=ranker), variant)
+        run = under(context, chosen, variant)
         by_namespace[namespace] = run_locomo(held, run, ("ripplegraph",), advance)["details"][
             "ripplegraph"
         ]
@@ -221,25 +320,67 @@ def hits(details: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], bool]:
     }
 
 
+def walking(settings: RecallConfig, walker: Ranker | None, **changes: Any) -> RecallConfig:
+    """``settings`` walking with ``walker``, or by hand where there is none."""
+    return replace(settings, walker=walker, learned_walk=walker is not None, **changes)
+
+
+@dataclass
+class Trained:
+    """What ``run_ranker`` trains on every conversation: the ranker and, if learned, the walk."""
+
+    ranker: Ranker
+    walker: Ranker | None
+
+
 def run_ranker(
     data: LocomoData,
     context: Deployed,
     advance: Callable[[], None] = lambda: None,
     variant: Variant = SHIPPED_SETTINGS,
-) -> tuple[dict[str, Any], Ranker]:
-    """Capture, leave-one-conversation-out, the graph rerun per fold, and the shipped model.
+) -> tuple[dict[str, Any], Trained]:
+    """Capture, leave-one-conversation-out, the graph rerun per fold, and the shipped models.
 
     Everything but the first hop runs under ``variant`` (``folds.variants``; by default the
-    shipped settings).  Returns the results and the ranker trained on every conversation.
+    shipped settings).  Where the variant learns the walk (``learned_walk``), each fold's walk
+    model is trained on the other conversations' walks, the pools its ranker learns from are
+    gathered with that walk model, and the hand-ranked row walks by hand too.
     """
-    hand = under(context, replace(variant.settings, learned=False), variant)
+    settings = variant.settings
+    hand = under(context, replace(settings, learned=False, learned_walk=False), variant)
     first_hop = run_locomo(data, context, ("first_hop",), advance)["details"]["first_hop"]
     hand_ranked = run_locomo(data, hand, ("hand_ranked",), advance)["details"]["hand_ranked"]
-    pools = capture(data, hand, advance)
-    trained = folds(pools)
-    simulated = _details(pools, [ordered_turns(p, trained[p.namespace]) for p in pools])
-    learned = graph_details(data, context, trained, advance, variant)
-    everything = train(pools, {"name": f"trained on {len(trained)} development conversations"})
+    walker = None
+    rankers: dict[str, Ranker] = {}
+    walkers: dict[str, Ranker | None] = {}
+    held_pools: dict[str, list[Pool]] = {}
+    if settings.learned_walk:
+        walks = capture_walks(data, hand, advance)
+        everyone = {"name": f"trained on {len(data.sets)} development conversations"}
+        walker = train_walker(walks, everyone)
+        for held in sorted({q.namespace for q in data.questions}):
+            about = {"name": f"trained without {held}"}
+            walkers[held] = train_walker([w for w in walks if w.namespace != held], about)
+            gathering = walking(settings, walkers[held], learned=False)
+            pools = capture(data, under(context, gathering, variant), advance)
+            held_pools[held] = [p for p in pools if p.namespace == held]
+            rankers[held] = train([p for p in pools if p.namespace != held], about)
+        gathering = walking(settings, walker, learned=False)
+        pools = capture(data, under(context, gathering, variant), advance)
+    else:
+        pools = capture(data, hand, advance)
+        rankers = folds(pools)
+        held_pools = {held: [p for p in pools if p.namespace == held] for held in rankers}
+    asked = [held_pools[q.namespace].pop(0) for q in data.questions]
+    simulated = _details(asked, [ordered_turns(p, rankers[p.namespace]) for p in asked])
+    fold_settings = {
+        held: walking(settings, walkers.get(held), ranker=ranker)
+        if settings.learned_walk
+        else replace(settings, ranker=ranker)
+        for held, ranker in rankers.items()
+    }
+    learned = graph_details(data, context, fold_settings, advance, variant)
+    everything = train(pools, {"name": f"trained on {len(rankers)} development conversations"})
     in_sample = _details(pools, [ordered_turns(p, everything) for p in pools])
     systems = {
         "first_hop": first_hop,
@@ -251,7 +392,10 @@ def run_ranker(
     kinds: dict[str, set[str]] = {}
     for namespace, kind in data.sets.items():
         kinds.setdefault(kind, set()).add(namespace)
-    results = {
+    shipped = {"importance": importance(everything)}
+    if walker is not None:
+        shipped["walk_importance"] = importance(walker)
+    results: dict[str, Any] = {
         "metric": f"multi-hop All@{K}",
         "settings": variant.name,
         "data": data.counts,
@@ -261,10 +405,18 @@ def run_ranker(
         "simulation_matches_graph": {"questions": same, "of": len(learned)},
         "kinds": {kind: summary(systems, group) for kind, group in sorted(kinds.items())},
         "conversations": conversations(systems),
-        "shipped": {"importance": importance(everything)},
+        "shipped": shipped,
         "details": {name: list(rows) for name, rows in systems.items()},
     }
-    return results, everything
+    if settings.learned_walk:
+        learned_walks = sum(w is not None for w in walkers.values())
+        results["walk"] = {
+            "features": list(WALK_FEATURES),
+            "folds_learned": learned_walks,
+            "folds": len(walkers),
+            "shipped_learned": walker is not None,
+        }
+    return results, Trained(everything, walker)
 
 
 def summary(systems: Mapping[str, Sequence[Mapping[str, Any]]], group: set[str]) -> dict[str, Any]:

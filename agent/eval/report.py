@@ -296,6 +296,21 @@ def ranker_markdown(results: dict[str, Any]) -> str:
         "Features by how far they move the shipped ranker's score: "
         + ", ".join(f"{f} {v:.2f}" for f, v in list(results["shipped"]["importance"].items())[:10]),
     ]
+    if walk := results.get("walk"):
+        moves = list(results["shipped"].get("walk_importance", {}).items())[:8]
+        lines += [
+            "",
+            f"The walk's choice is learned too: in {walk['folds_learned']} of {walk['folds']} "
+            "folds a walk model trained on the other conversations' walks chose what each round "
+            "keeps, and the pools that fold's ranker learned from were gathered with it (a fold "
+            "whose walks held nothing to learn from walks by hand; `hand_ranked` walks by hand)."
+            + (
+                " Features by how far they move the shipped walk model's score: "
+                + ", ".join(f"{f} {v:.2f}" for f, v in moves)
+                if walk["shipped_learned"]
+                else " No walk model could be trained on every conversation."
+            ),
+        ]
     return "\n".join(lines)
 
 

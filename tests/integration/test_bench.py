@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from ripplegraph.agent.cli import app
 from ripplegraph.agent.context import Deployed, Deployment
 from ripplegraph.agent.decisions.linking import LinkingConfig
+from ripplegraph.agent.decisions.policies.expansion import WALK_FEATURES
 from ripplegraph.agent.decisions.policies.ranking import FEATURES
 from ripplegraph.agent.eval.conversations import normalise_evidence
 from ripplegraph.agent.eval.prefeval import PREFERENCE_DATE, PrefRecord, RecordScorer
@@ -127,6 +128,14 @@ def test_bench_ranker_retrains_the_same_file_twice(tmp_path: Path) -> None:
     assert (
         "**Mem-Gallery** (1 conversation)" in (tmp_path / "first" / "bench_ranker.md").read_text()
     )
+    # Five turns a conversation: the first hop pools them all, so no walk has anything to
+    # choose and every fold walks by hand.
+    assert summary["walk"] == {
+        "features": list(WALK_FEATURES),
+        "folds_learned": 0,
+        "folds": 2,
+        "shipped_learned": False,
+    }
 
 
 def test_bench_ranker_judges_a_setting_with_rankers_trained_under_it(tmp_path: Path) -> None:
@@ -160,6 +169,7 @@ def test_bench_ranker_refuses_before_it_trains(tmp_path: Path) -> None:
         (["--vary", "rounds=1,2"], "one value"),
         (["--vary", "colour=1"], "cannot vary 'colour'"),
         (["--vary", "rounds=1", "--write", str(tmp_path / "r.json")], "leave out --vary"),
+        (["--vary", "rounds=1", "--write-walker", str(tmp_path / "w.json")], "leave out --vary"),
     ):
         run = CliRunner().invoke(
             app, ["bench", "ranker", "--data", str(data), "--store", str(store), *args]

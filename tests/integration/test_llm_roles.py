@@ -290,6 +290,10 @@ def test_a_model_plan_drives_expansion_past_the_first_hop(
     assert planned.details["target"].startswith("what kind of restaurant")
     expanded = event(state, "expand_locally")
     assert wanted in expanded.added and expanded.details["paths"][wanted][0] == recommended
+    # The model's anchors and target feed the same learned walk, which says why it kept each.
+    assert "chosen by the learned walk model" in expanded.reason
+    assert set(expanded.details["reasons"]) == set(expanded.added)
+    assert all(why for why in expanded.details["reasons"].values())
     reached = next(e for e in state["evidence"] if e.memory.id == wanted)
     assert [(s.channel, s.path[0]) for s in reached.sources] == [("expansion", recommended)]
     # The model's plan feeds the same assembly as the offline plan; "should we…" is a decision,

@@ -8,12 +8,17 @@ from dataclasses import replace
 import numpy as np
 
 from ripplegraph.agent.decisions.policies.expansion import (
+    WALK_FEATURES,
+    WalkModel,
     cue_match,
     expand,
     feedback_target,
     target_cues,
+    walk,
+    walk_table,
     walked_types,
 )
+from ripplegraph.agent.learned import Ranker, Shape
 from ripplegraph.agent.memory import MemoryUnit, Provenance
 from ripplegraph.agent.recall_config import FULL, RECIPES
 from ripplegraph.agent.state import Evidence, EvidenceSource, Plan, merge_pool
@@ -135,3 +140,42 @@ def test_a_dialogue_neighbour_is_a_channel_of_its_own() -> None:
     assert "e" not in by_id, "only the best dialogue neighbour of the walk is kept"
     without = expand(graph, "ns", plan, TARGET, set(), hops=2, top_n=1)  # type: ignore[arg-type]
     assert "f" not in {r.memory.id for r in without}
+
+
+def test_a_walk_table_relates_each_candidate_to_the_target_the_question_and_the_anchors() -> None:
+    graph = Graph(EDGES, VECTORS)
+    plan = Plan(anchors=["a"], target_places=["Harbor"])
+    found = walk(graph, "ns", plan.anchors, {"d"}, hops=2)  # type: ignore[arg-type]
+    assert list(found.memories) == ["b", "harbor", "c"], "walked, less what is excluded"
+    question = np.asarray([0.0, 1.0], dtype=np.float32)
+    rows = walk_table(graph, "ns", found, plan, TARGET, question, 2)  # type: ignore[arg-type]
+    table = {
+        mid: dict(zip(WALK_FEATURES, row, strict=True))
+        for mid, row in zip(found.memories, rows, strict=True)
+    }
+    assert table["c"]["target_alignment"] == 1.0 and table["c"]["target_rank"] == 0.0
+    assert round(table["b"]["target_below_best"], 6) == 0.4
+    assert round(table["b"]["question_alignment"], 6) == 0.8
+    assert table["harbor"]["cue_match"] == 1.0 and table["b"]["cue_match"] == 0.0
+    assert (table["c"]["depth"], table["c"]["strength"]) == (2.0, 0.7)
+    assert (table["harbor"]["via_semantic"], table["harbor"]["via_structural"]) == (1.0, 1.0)
+    assert table["harbor"]["channels"] == 2.0 and table["c"]["via_semantic"] == 0.0
+    assert table["b"]["anchor_session"] == 1.0, "every unit here shares the anchor's session"
+    assert table["b"]["days_from_anchor"] == -1.0, "no dates: unknown"
+    assert table["b"]["round"] == 2.0 and table["b"]["tokens"] > 0
+
+
+def test_a_walk_model_chooses_what_is_kept_and_the_hand_score_stays_the_score() -> None:
+    deeper = Shape("depth", np.array([1.5]), np.array([0.0, 1.0]))  # prefers two hops away
+    flat = [Shape(f, np.array([]), np.array([0.0])) for f in WALK_FEATURES if f != "depth"]
+    shapes = tuple(deeper if f == "depth" else flat.pop(0) for f in WALK_FEATURES)
+    model = WalkModel(Ranker(WALK_FEATURES, shapes), TARGET, 1)
+    graph = Graph(EDGES, VECTORS)
+    by_hand = expand(graph, "ns", Plan(anchors=["a"]), TARGET, set(), hops=2, top_n=1)  # type: ignore[arg-type]
+    learned = expand(graph, "ns", Plan(anchors=["a"]), TARGET, set(), hops=2, top_n=1, model=model)  # type: ignore[arg-type]
+    assert [(r.memory.id, r.channel) for r in by_hand] == [("c", STRUCTURAL), ("harbor", SEMANTIC)]
+    # One hop away the model ties, and a tie goes to the stronger edge: b (0.9), not harbor.
+    assert [(r.memory.id, r.channel) for r in learned] == [("c", STRUCTURAL), ("b", SEMANTIC)]
+    assert [round(r.score, 6) for r in learned] == [1.0, 0.6], "the hand score, not the model's"
+    assert learned[0].reasons == {"depth": 1.0} and learned[1].reasons == {}, "a zero is no reason"
+    assert by_hand[0].reasons == {}, "the hand rule gives no learned reasons"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ripplegraph.agent.decisions.policies.expansion import WALK_FEATURES
 from ripplegraph.agent.decisions.policies.ranking import FEATURES
 from ripplegraph.agent.errors import InvalidValueError
-from ripplegraph.agent.learned import Ranker, Shape, from_stumps, shipped
+from ripplegraph.agent.learned import SHIPPED_WALKER, Ranker, Shape, from_stumps, shipped
 
 
 def stump(feature: int, threshold: float, left: float, right: float) -> dict:
@@ -100,3 +101,32 @@ def test_the_shipped_ranker_knows_the_features_recall_computes() -> None:
     assert ranker.features == FEATURES
     assert len(ranker.to_json().encode()) < 1_000_000
     assert ranker.about["conversations"], "trained on named conversations"
+
+
+def test_the_shipped_walk_model_knows_the_features_the_walk_computes() -> None:
+    walker = shipped(SHIPPED_WALKER)
+    assert walker.features == WALK_FEATURES
+    assert len(walker.to_json().encode()) < 1_000_000
+    assert len(walker.about["conversations"]) > 1, "trained on named conversations"
+
+
+def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> None:
+    pytest.importorskip("lightgbm")
+    from ripplegraph.agent.eval.ranker import Walked, train_walker
+
+    def walks() -> list[Walked]:
+        generator = np.random.default_rng(3)
+        found = []
+        for index in range(40):
+            rows = generator.normal(size=(25, len(WALK_FEATURES)))
+            labels = (rows[:, 3] + 0.3 * rows[:, 4] > 1.0).astype(float)
+            found.append(Walked(f"conv-{index % 4}", rows, labels))
+        return found
+
+    first, second = train_walker(walks(), {"name": "t"}), train_walker(walks(), {"name": "t"})
+    assert first is not None and second is not None
+    assert first.to_json() == second.to_json()
+    assert first.about["conversations"] == ["conv-0", "conv-1", "conv-2", "conv-3"]
+    assert first.about["walks"] == 40
+    nothing = [Walked("conv-0", np.zeros((3, len(WALK_FEATURES))), np.zeros(3))]
+    assert train_walker(nothing) is None, "no walk reached gold: the walk stays by hand"
