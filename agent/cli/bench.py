@@ -214,8 +214,8 @@ def ranker(
             metavar="<field=value>",
             help="Judge recall with one setting changed, FIELD=VALUE (as bench folds takes "
             "it; F1=V+F2=W changes several): the pools, the hand-ranked run and every "
-            "fold's ranker (and, with learned_walk=true, walk model) are made under it "
-            "[default: the shipped settings].",
+            "fold's ranker and walk model are made under it [default: the shipped "
+            "settings].",
         ),
     ] = None,
     store: StoreOption = None,

@@ -247,6 +247,16 @@ def ordered_turns(pool: Pool, ranker: Ranker) -> list[str]:
     return list(dict.fromkeys(t for e in kept for t in e.memory.provenance.turn_ids))
 
 
+def walk_folds(walks: Sequence[Walked], held: Sequence[str]) -> dict[str, Ranker | None]:
+    """For each conversation in ``held``, the walk model trained on every other one's walks."""
+    return {
+        name: train_walker(
+            [w for w in walks if w.namespace != name], {"name": f"trained without {name}"}
+        )
+        for name in held
+    }
+
+
 def folds(pools: Sequence[Pool]) -> dict[str, Ranker]:
     """For each conversation, the ranker trained on every other one (leave one group out)."""
     from sklearn.model_selection import LeaveOneGroupOut
@@ -358,13 +368,13 @@ def run_ranker(
         walks = capture_walks(data, hand, advance)
         everyone = {"name": f"trained on {len(data.sets)} development conversations"}
         walker = train_walker(walks, everyone)
-        for held in sorted({q.namespace for q in data.questions}):
-            about = {"name": f"trained without {held}"}
-            walkers[held] = train_walker([w for w in walks if w.namespace != held], about)
-            gathering = walking(settings, walkers[held], learned=False)
+        walkers = walk_folds(walks, sorted({q.namespace for q in data.questions}))
+        for held, fold_walker in walkers.items():
+            gathering = walking(settings, fold_walker, learned=False)
             pools = capture(data, under(context, gathering, variant), advance)
             held_pools[held] = [p for p in pools if p.namespace == held]
-            rankers[held] = train([p for p in pools if p.namespace != held], about)
+            others = [p for p in pools if p.namespace != held]
+            rankers[held] = train(others, {"name": f"trained without {held}"})
         gathering = walking(settings, walker, learned=False)
         pools = capture(data, under(context, gathering, variant), advance)
     else:

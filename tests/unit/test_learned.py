@@ -112,7 +112,7 @@ def test_the_shipped_walk_model_knows_the_features_the_walk_computes() -> None:
 
 def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> None:
     pytest.importorskip("lightgbm")
-    from ripplegraph.agent.eval.ranker import Walked, train_walker
+    from ripplegraph.agent.eval.ranker import Walked, train_walker, walk_folds
 
     def walks() -> list[Walked]:
         generator = np.random.default_rng(3)
@@ -128,5 +128,12 @@ def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> No
     assert first.to_json() == second.to_json()
     assert first.about["conversations"] == ["conv-0", "conv-1", "conv-2", "conv-3"]
     assert first.about["walks"] == 40
+    # Each fold's model never saw the conversation it is judged on.
+    folds = walk_folds(walks(), ["conv-0", "conv-2"])
+    assert [(held, m.about["conversations"]) for held, m in folds.items() if m] == [
+        ("conv-0", ["conv-1", "conv-2", "conv-3"]),
+        ("conv-2", ["conv-0", "conv-1", "conv-3"]),
+    ]
+    assert folds["conv-0"] and folds["conv-0"].about["walks"] == 30
     nothing = [Walked("conv-0", np.zeros((3, len(WALK_FEATURES))), np.zeros(3))]
     assert train_walker(nothing) is None, "no walk reached gold: the walk stays by hand"
