@@ -103,6 +103,8 @@ results: $(STAMP)
 	$(BIN)/ripplegraph bench ranker --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
 		--data $(DATA)/memgallery --write agent/ranker.json --write-walker agent/walker.json \
 		--results $(RESULTS)
+	$(BIN)/ripplegraph bench ranker --data $(DATA)/locomo/locomo_dev.json --data $(DATA)/realtalk \
+		--data $(DATA)/memgallery --leave kind --no-charts --results $(RESULTS)/ranker_kinds
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/locomo/locomo_dev.json --results $(RESULTS)
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/realtalk --results $(RESULTS)/realtalk
 	$(BIN)/ripplegraph bench locomo --data $(DATA)/memgallery --results $(RESULTS)/memgallery

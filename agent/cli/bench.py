@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast, get_args
 
 import typer
 
@@ -218,6 +218,16 @@ def ranker(
             "settings].",
         ),
     ] = None,
+    leave: Annotated[
+        str,
+        typer.Option(
+            "--leave",
+            metavar="<conversation|kind>",
+            help="What each fold leaves out: one conversation, or every conversation of one "
+            "kind, so each kind is judged by models that never saw its kind (the estimate "
+            "for a kind of conversation there is no sample of).",
+        ),
+    ] = "conversation",
     store: StoreOption = None,
     limit: LimitOption = None,
     out: OutOption = None,
@@ -227,7 +237,7 @@ def ranker(
     """Train the learned ranker: left-out scores per kind against the first hop, and the model."""
     from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.folds import variants
-    from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, run_ranker
+    from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, Leave, fold_of, run_ranker
     from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     for option, path in (("--write", write), ("--write-walker", write_walker)):
@@ -242,16 +252,21 @@ def ranker(
     for option, path in (("--write", write), ("--write-walker", write_walker)):
         if path is not None and vary is not None:
             raise fail(f"{option} ships a model of the shipped settings: leave out --vary")
+    if leave not in get_args(Leave):
+        raise fail(f"--leave {leave!r}: one of {', '.join(get_args(Leave))}")
     dataset = _to_leave_out(data, limit, "the ranker needs")
-    # With a learned walk: the walks, then one capture per conversation left out.
-    captures = len({q.namespace for q in dataset.questions}) + 1
+    fold = fold_of(dataset, cast(Leave, leave))
+    if len(set(fold.values())) < 2:
+        raise fail(f"--leave {leave}: the data holds one {leave}, nothing to train a fold on")
+    # With a learned walk: the walks, then one capture per fold left out.
+    captures = len(set(fold.values())) + 1
     passes = 4 + (captures if chosen[0].settings.learned_walk else 0)
     turns, runs = f"{dataset.counts['turns']} turns", passes * len(dataset.questions)
     with (
         ingested(store, dataset.sessions, turns, None, None) as (context, _),
         progress_bar("ranker", runs) as advance,
     ):
-        results, trained = run_ranker(dataset, context, advance, chosen[0])
+        results, trained = run_ranker(dataset, context, advance, chosen[0], cast(Leave, leave))
     if write is not None:
         write.write_text(trained.ranker.to_json(), encoding="utf-8")
     publish(

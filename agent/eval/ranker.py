@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -247,21 +247,31 @@ def ordered_turns(pool: Pool, ranker: Ranker) -> list[str]:
     return list(dict.fromkeys(t for e in kept for t in e.memory.provenance.turn_ids))
 
 
-def walk_folds(walks: Sequence[Walked], held: Sequence[str]) -> dict[str, Ranker | None]:
-    """For each conversation in ``held``, the walk model trained on every other one's walks."""
+Leave = Literal["conversation", "kind"]
+"""What a fold leaves out: one conversation, or every conversation of one kind."""
+
+
+def fold_of(data: LocomoData, leave: Leave) -> dict[str, str]:
+    """Each conversation's fold: itself, or its kind (so no model sees a sample of that kind)."""
+    asked = sorted({q.namespace for q in data.questions})
+    return {ns: ns if leave == "conversation" else data.sets[ns] for ns in asked}
+
+
+def walk_folds(walks: Sequence[Walked], fold: Mapping[str, str]) -> dict[str, Ranker | None]:
+    """For each fold, the walk model trained on every other fold's walks."""
     return {
         name: train_walker(
-            [w for w in walks if w.namespace != name], {"name": f"trained without {name}"}
+            [w for w in walks if fold[w.namespace] != name], {"name": f"trained without {name}"}
         )
-        for name in held
+        for name in sorted(set(fold.values()))
     }
 
 
-def folds(pools: Sequence[Pool]) -> dict[str, Ranker]:
-    """For each conversation, the ranker trained on every other one (leave one group out)."""
+def folds(pools: Sequence[Pool], fold: Mapping[str, str]) -> dict[str, Ranker]:
+    """For each fold, the ranker trained on every other one (leave one group out)."""
     from sklearn.model_selection import LeaveOneGroupOut
 
-    groups = [p.namespace for p in pools]
+    groups = [fold[p.namespace] for p in pools]
     trained = {}
     for rest, held in LeaveOneGroupOut().split(pools, groups=groups):
         name = groups[held[0]]
@@ -348,15 +358,20 @@ def run_ranker(
     context: Deployed,
     advance: Callable[[], None] = lambda: None,
     variant: Variant = SHIPPED_SETTINGS,
+    leave: Leave = "conversation",
 ) -> tuple[dict[str, Any], Trained]:
-    """Capture, leave-one-conversation-out, the graph rerun per fold, and the shipped models.
+    """Capture, leave one fold out, the graph rerun per fold, and the shipped models.
 
-    Everything but the first hop runs under ``variant`` (``folds.variants``; by default the
-    shipped settings).  Where the variant learns the walk (``learned_walk``), each fold's walk
-    model is trained on the other conversations' walks, the pools its ranker learns from are
-    gathered with that walk model, and the hand-ranked row walks by hand too.
+    A fold is one conversation, or with ``leave="kind"`` every conversation of one kind: then
+    each kind is judged by models that never saw a conversation of its kind, the estimate for
+    a kind there is no sample of.  Everything but the first hop runs under ``variant``
+    (``folds.variants``; by default the shipped settings).  Where the variant learns the walk
+    (``learned_walk``), each fold's walk model is trained on the other folds' walks, the pools
+    its ranker learns from are gathered with that walk model, and the hand-ranked row walks by
+    hand too.
     """
     settings = variant.settings
+    fold = fold_of(data, leave)
     hand = under(context, replace(settings, learned=False, learned_walk=False), variant)
     first_hop = run_locomo(data, context, ("first_hop",), advance)["details"]["first_hop"]
     hand_ranked = run_locomo(data, hand, ("hand_ranked",), advance)["details"]["hand_ranked"]
@@ -368,29 +383,32 @@ def run_ranker(
         walks = capture_walks(data, hand, advance)
         everyone = {"name": f"trained on {len(data.sets)} development conversations"}
         walker = train_walker(walks, everyone)
-        walkers = walk_folds(walks, sorted({q.namespace for q in data.questions}))
+        walkers = walk_folds(walks, fold)
         for held, fold_walker in walkers.items():
             gathering = walking(settings, fold_walker, learned=False)
             pools = capture(data, under(context, gathering, variant), advance)
-            held_pools[held] = [p for p in pools if p.namespace == held]
-            others = [p for p in pools if p.namespace != held]
+            for p in pools:
+                if fold[p.namespace] == held:
+                    held_pools.setdefault(p.namespace, []).append(p)
+            others = [p for p in pools if fold[p.namespace] != held]
             rankers[held] = train(others, {"name": f"trained without {held}"})
         gathering = walking(settings, walker, learned=False)
         pools = capture(data, under(context, gathering, variant), advance)
     else:
         pools = capture(data, hand, advance)
-        rankers = folds(pools)
-        held_pools = {held: [p for p in pools if p.namespace == held] for held in rankers}
+        rankers = folds(pools, fold)
+        for p in pools:
+            held_pools.setdefault(p.namespace, []).append(p)
     asked = [held_pools[q.namespace].pop(0) for q in data.questions]
-    simulated = _details(asked, [ordered_turns(p, rankers[p.namespace]) for p in asked])
+    simulated = _details(asked, [ordered_turns(p, rankers[fold[p.namespace]]) for p in asked])
     fold_settings = {
-        held: walking(settings, walkers.get(held), ranker=ranker)
+        namespace: walking(settings, walkers.get(held), ranker=rankers[held])
         if settings.learned_walk
-        else replace(settings, ranker=ranker)
-        for held, ranker in rankers.items()
+        else replace(settings, ranker=rankers[held])
+        for namespace, held in fold.items()
     }
     learned = graph_details(data, context, fold_settings, advance, variant)
-    everything = train(pools, {"name": f"trained on {len(rankers)} development conversations"})
+    everything = train(pools, {"name": f"trained on {len(fold)} development conversations"})
     in_sample = _details(pools, [ordered_turns(p, everything) for p in pools])
     systems = {
         "first_hop": first_hop,
@@ -408,6 +426,7 @@ def run_ranker(
     results: dict[str, Any] = {
         "metric": f"multi-hop All@{K}",
         "settings": variant.name,
+        "leave_out": leave,
         "data": data.counts,
         "sets": data.sets,
         "features": list(FEATURES),

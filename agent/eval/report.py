@@ -286,10 +286,15 @@ def ranker_markdown(results: dict[str, Any]) -> str:
     for conversation, row in results["conversations"].items():
         lines.append(_row([conversation, *(f"{row[n]:.3f}" for n in names)]))
     match = results["simulation_matches_graph"]
+    trained_on = (
+        "every conversation of the other kinds (no model saw a sample of its kind)"
+        if results.get("leave_out") == "kind"
+        else "the others"
+    )
     lines += [
         "",
         f"`learned (left out)` is the recall graph run on each conversation with the ranker "
-        f"trained on the others; the captured pools reordered by the same rankers give the "
+        f"trained on {trained_on}; the captured pools reordered by the same rankers give the "
         f"same top {30} for {match['questions']} of {match['of']} questions. "
         f"`learned (in sample)` is the shipped ranker, trained on every conversation.",
         "",
@@ -301,7 +306,8 @@ def ranker_markdown(results: dict[str, Any]) -> str:
         lines += [
             "",
             f"The walk's choice is learned too: in {walk['folds_learned']} of {walk['folds']} "
-            "folds a walk model trained on the other conversations' walks chose what each round "
+            f"folds a walk model trained on the other {results.get('leave_out', 'conversation')}"
+            "s' walks chose what each round "
             "keeps, and the pools that fold's ranker learned from were gathered with it (a fold "
             "whose walks held nothing to learn from walks by hand; `hand_ranked` walks by hand)."
             + (

@@ -139,16 +139,20 @@ def test_bench_ranker_retrains_the_same_file_twice(tmp_path: Path) -> None:
 
 
 def test_bench_ranker_judges_a_setting_with_rankers_trained_under_it(tmp_path: Path) -> None:
-    """Under a variant the hand-ranked run is made with it: the first hop's settings, its scores."""
+    """Under a variant the hand-ranked run is made with it: the first hop's settings, its scores.
+
+    Its folds leave a kind out (here one conversation each), as the report says.
+    """
     data = [write_calvin(tmp_path / "locomo.json"), write_gallery(tmp_path / "dialog")]
     variant = "expansion=false+roots=false+counterfactual=false"
     args = ["bench", "ranker", *(a for d in data for a in ("--data", str(d))),
             "--store", str(tmp_path / "store"), "--results", str(tmp_path / "results"),
-            "--vary", variant, "--no-charts"]  # fmt: skip
+            "--vary", variant, "--leave", "kind", "--no-charts"]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
     summary = json.loads((tmp_path / "results" / "bench_ranker.json").read_text())
     assert summary["settings"] == variant
+    assert summary["leave_out"] == "kind"
     # Question by question the same turns in the same order (under the shipped settings the
     # hand-ranked graph walks, and its order differs from the first hop's on this data).
     questions = json.loads((tmp_path / "results" / "bench_ranker_questions.json").read_text())
@@ -157,6 +161,9 @@ def test_bench_ranker_judges_a_setting_with_rankers_trained_under_it(tmp_path: P
         (tmp_path / "results" / "bench_ranker.md")
         .read_text()
         .startswith(f"Recall with `{variant}`")
+    )
+    assert "trained on every conversation of the other kinds" in " ".join(
+        (tmp_path / "results" / "bench_ranker.md").read_text().split()
     )
 
 
@@ -170,12 +177,20 @@ def test_bench_ranker_refuses_before_it_trains(tmp_path: Path) -> None:
         (["--vary", "colour=1"], "cannot vary 'colour'"),
         (["--vary", "rounds=1", "--write", str(tmp_path / "r.json")], "leave out --vary"),
         (["--vary", "rounds=1", "--write-walker", str(tmp_path / "w.json")], "leave out --vary"),
+        (["--leave", "turn"], "--leave 'turn': one of conversation, kind"),
     ):
         run = CliRunner().invoke(
             app, ["bench", "ranker", "--data", str(data), "--store", str(store), *args]
         )
         assert run.exit_code == 2, run.output
         assert says in " ".join(run.output.split())
+    galleries = [write_gallery(tmp_path / name, name) for name in ("Astronomy", "Botany")]
+    run = CliRunner().invoke(
+        app, ["bench", "ranker", *(a for d in galleries for a in ("--data", str(d))),
+              "--store", str(store), "--leave", "kind"],
+    )  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert "--leave kind: the data holds one kind" in " ".join(run.output.split())
     assert not store.exists()  # refused before anything was ingested
 
 

@@ -129,11 +129,19 @@ def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> No
     assert first.about["conversations"] == ["conv-0", "conv-1", "conv-2", "conv-3"]
     assert first.about["walks"] == 40
     # Each fold's model never saw the conversation it is judged on.
-    folds = walk_folds(walks(), ["conv-0", "conv-2"])
+    folds = walk_folds(walks(), {f"conv-{i}": f"conv-{i}" for i in range(4)})
     assert [(held, m.about["conversations"]) for held, m in folds.items() if m] == [
         ("conv-0", ["conv-1", "conv-2", "conv-3"]),
+        ("conv-1", ["conv-0", "conv-2", "conv-3"]),
         ("conv-2", ["conv-0", "conv-1", "conv-3"]),
+        ("conv-3", ["conv-0", "conv-1", "conv-2"]),
     ]
     assert folds["conv-0"] and folds["conv-0"].about["walks"] == 30
+    # Left out by kind, a fold's model never saw a conversation of its kind.
+    kinds = walk_folds(walks(), {"conv-0": "a", "conv-1": "a", "conv-2": "b", "conv-3": "b"})
+    assert {held: m.about["conversations"] for held, m in kinds.items() if m} == {
+        "a": ["conv-2", "conv-3"],
+        "b": ["conv-0", "conv-1"],
+    }
     nothing = [Walked("conv-0", np.zeros((3, len(WALK_FEATURES))), np.zeros(3))]
     assert train_walker(nothing) is None, "no walk reached gold: the walk stays by hand"
