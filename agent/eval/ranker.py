@@ -8,7 +8,8 @@ those pools.  Leave one conversation out (scikit-learn's ``LeaveOneGroupOut``, t
 being conversations): each conversation is ranked by the model trained on all the others, and
 the real recall graph is run again on it with that model, so the out-of-sample numbers are
 the graph's own, and the captured simulation is checked against them question by question.
-The shipped model trains on every conversation.
+Leaving a kind out instead (the groups being kinds) judges each kind with models that never
+saw one of its conversations.  The shipped model trains on every conversation.
 
 A setting that changes the pool (one round instead of two, anchors not spread) is judged
 here, not by ``bench folds``: under a variant every pool is captured, the hand-ranked graph
