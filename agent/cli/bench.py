@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast, get_args
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ripplegraph.agent.cli.app import BENCH, app, fail, group
-from ripplegraph.agent.eval.names import DEFAULT_VARIATIONS, SYSTEMS
+from ripplegraph.agent.eval.names import DEFAULT_VARIATIONS, SYSTEMS, Leave
 
 if TYPE_CHECKING:
     from ripplegraph.agent.eval.conversations import LocomoData
@@ -219,15 +219,14 @@ def ranker(
         ),
     ] = None,
     leave: Annotated[
-        str,
+        Leave,
         typer.Option(
             "--leave",
-            metavar="<conversation|kind>",
             help="What each fold leaves out: one conversation, or every conversation of one "
             "kind, so each kind is judged by models that never saw its kind (the estimate "
             "for a kind of conversation there is no sample of).",
         ),
-    ] = "conversation",
+    ] = Leave.CONVERSATION,
     store: StoreOption = None,
     limit: LimitOption = None,
     out: OutOption = None,
@@ -237,7 +236,7 @@ def ranker(
     """Train the learned ranker: left-out scores per kind against the first hop, and the model."""
     from ripplegraph.agent.eval import report
     from ripplegraph.agent.eval.folds import variants
-    from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, Leave, fold_of, run_ranker
+    from ripplegraph.agent.eval.ranker import SHIPPED_SETTINGS, fold_of, run_ranker
     from ripplegraph.agent.eval.runs import ingested, progress_bar, publish
 
     for option, path in (("--write", write), ("--write-walker", write_walker)):
@@ -252,10 +251,8 @@ def ranker(
     for option, path in (("--write", write), ("--write-walker", write_walker)):
         if path is not None and vary is not None:
             raise fail(f"{option} ships a model of the shipped settings: leave out --vary")
-    if leave not in get_args(Leave):
-        raise fail(f"--leave {leave!r}: one of {', '.join(get_args(Leave))}")
     dataset = _to_leave_out(data, limit, "the ranker needs")
-    fold = fold_of(dataset, cast(Leave, leave))
+    fold = fold_of(dataset, leave)
     if len(set(fold.values())) < 2:
         raise fail(f"--leave {leave}: the data holds one {leave}, nothing to train a fold on")
     # With a learned walk: the walks, then one capture per fold left out.
@@ -266,7 +263,7 @@ def ranker(
         ingested(store, dataset.sessions, turns, None, None) as (context, _),
         progress_bar("ranker", runs) as advance,
     ):
-        results, trained = run_ranker(dataset, context, advance, chosen[0], cast(Leave, leave))
+        results, trained = run_ranker(dataset, context, advance, chosen[0], leave)
     if write is not None:
         write.write_text(trained.ranker.to_json(), encoding="utf-8")
     publish(

@@ -5,6 +5,8 @@ The command line's help lists these names; ``--help`` must not build the graphs 
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from ripplegraph.agent.recall_config import RecipeName
 
 GRAPH_SYSTEMS: dict[str, RecipeName] = {
@@ -35,3 +37,11 @@ DEFAULT_VARIATIONS = (
 )
 """The folds' default variants: each recollection mechanism switched (the alternatives tried
 switched back on), and the recollection's budgets a step either side."""
+
+
+class Leave(StrEnum):
+    """What a fold of ``bench ranker`` leaves out."""
+
+    CONVERSATION = "conversation"
+    KIND = "kind"
+    """Every conversation of one kind: the estimate for a kind there is no sample of."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from ripplegraph.agent.eval.conversations import LocomoData
 from ripplegraph.agent.eval.folds import Variant, _estimate, paired
 from ripplegraph.agent.eval.locomo import run_locomo
 from ripplegraph.agent.eval.metrics import all_at, mean, recall_at
+from ripplegraph.agent.eval.names import Leave
 from ripplegraph.agent.eval.systems import recipe_context
 from ripplegraph.agent.graph import recall_graph
 from ripplegraph.agent.learned import Ranker, from_stumps
@@ -248,14 +249,10 @@ def ordered_turns(pool: Pool, ranker: Ranker) -> list[str]:
     return list(dict.fromkeys(t for e in kept for t in e.memory.provenance.turn_ids))
 
 
-Leave = Literal["conversation", "kind"]
-"""What a fold leaves out: one conversation, or every conversation of one kind."""
-
-
 def fold_of(data: LocomoData, leave: Leave) -> dict[str, str]:
     """Each conversation's fold: itself, or its kind (so no model sees a sample of that kind)."""
     asked = sorted({q.namespace for q in data.questions})
-    return {ns: ns if leave == "conversation" else data.sets[ns] for ns in asked}
+    return {ns: ns if leave is Leave.CONVERSATION else data.sets[ns] for ns in asked}
 
 
 def walk_folds(walks: Sequence[Walked], fold: Mapping[str, str]) -> dict[str, Ranker | None]:
@@ -359,11 +356,11 @@ def run_ranker(
     context: Deployed,
     advance: Callable[[], None] = lambda: None,
     variant: Variant = SHIPPED_SETTINGS,
-    leave: Leave = "conversation",
+    leave: Leave = Leave.CONVERSATION,
 ) -> tuple[dict[str, Any], Trained]:
     """Capture, leave one fold out, the graph rerun per fold, and the shipped models.
 
-    A fold is one conversation, or with ``leave="kind"`` every conversation of one kind: then
+    A fold is one conversation, or with ``Leave.KIND`` every conversation of one kind: then
     each kind is judged by models that never saw a conversation of its kind, the estimate for
     a kind there is no sample of.  Everything but the first hop runs under ``variant``
     (``folds.variants``; by default the shipped settings).  Where the variant learns the walk
@@ -427,7 +424,7 @@ def run_ranker(
     results: dict[str, Any] = {
         "metric": f"multi-hop All@{K}",
         "settings": variant.name,
-        "leave_out": leave,
+        "leave_out": leave.value,
         "data": data.counts,
         "sets": data.sets,
         "features": list(FEATURES),

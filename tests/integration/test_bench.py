@@ -177,7 +177,7 @@ def test_bench_ranker_refuses_before_it_trains(tmp_path: Path) -> None:
         (["--vary", "colour=1"], "cannot vary 'colour'"),
         (["--vary", "rounds=1", "--write", str(tmp_path / "r.json")], "leave out --vary"),
         (["--vary", "rounds=1", "--write-walker", str(tmp_path / "w.json")], "leave out --vary"),
-        (["--leave", "turn"], "--leave 'turn': one of conversation, kind"),
+        (["--leave", "turn"], "'turn' is not one of 'conversation', 'kind'"),
     ):
         run = CliRunner().invoke(
             app, ["bench", "ranker", "--data", str(data), "--store", str(store), *args]

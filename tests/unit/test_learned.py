@@ -113,6 +113,7 @@ def test_the_shipped_walk_model_knows_the_features_the_walk_computes() -> None:
 def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> None:
     pytest.importorskip("lightgbm")
     from ripplegraph.agent.eval.conversations import LocomoData, Question
+    from ripplegraph.agent.eval.names import Leave
     from ripplegraph.agent.eval.ranker import Walked, fold_of, train_walker, walk_folds
 
     def walks() -> list[Walked]:
@@ -145,8 +146,8 @@ def test_a_walk_model_trains_to_the_same_file_twice_and_not_from_nothing() -> No
         questions=[Question("conv-1", "q", "multi-hop", []), Question("conv-0", "q", "x", [])],
         sets={"conv-0": "a", "conv-1": "b", "idle": "a"},
     )
-    assert fold_of(data, "conversation") == {"conv-0": "conv-0", "conv-1": "conv-1"}
-    assert fold_of(data, "kind") == {"conv-0": "a", "conv-1": "b"}
+    assert fold_of(data, Leave.CONVERSATION) == {"conv-0": "conv-0", "conv-1": "conv-1"}
+    assert fold_of(data, Leave.KIND) == {"conv-0": "a", "conv-1": "b"}
     kinds = walk_folds(walks(), {"conv-0": "a", "conv-1": "a", "conv-2": "b", "conv-3": "b"})
     assert {held: m.about["conversations"] for held, m in kinds.items() if m} == {
         "a": ["conv-2", "conv-3"],
