@@ -7,10 +7,13 @@ results only where it was told to.
 
 from __future__ import annotations
 
+import os
+import platform
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,53 @@ errors = Console(stderr=True)
 
 _OFFLINE = ModelSettings(model=None, base_url=None)
 """A bench's systems recall offline, whatever the environment names."""
+
+RANKING_LIBRARIES = (
+    "chromadb",
+    "dateparser",
+    "lightgbm",
+    "numpy",
+    "onnxruntime",
+    "rank-bm25",
+    "scikit-learn",
+    "scipy",
+    "tokenizers",
+)
+"""The libraries a ranking's last bits depend on (``constraints.txt`` pins them)."""
+
+
+def environment() -> dict[str, Any]:
+    """What a run's numbers depend on beyond the code: the machine and the library versions.
+
+    A near tie can fall the other way under another numpy or ONNX Runtime, and latency is the
+    machine's; each results file says which it was measured with.
+    """
+
+    def installed(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "processor": _processor(),
+        "cpus": os.cpu_count(),
+        "libraries": {name: installed(name) for name in RANKING_LIBRARIES},
+    }
+
+
+def _processor() -> str:
+    """The CPU's model name where Linux says it (``platform.processor()`` is often empty)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 @contextmanager
@@ -77,12 +127,13 @@ def publish(
 
     Without ``--results`` they go beside ``--out``, else into a new folder in the current
     directory named for the run: a run on other data cannot overwrite published results.
+    The JSON also records the run's ``environment``.
     """
     if results_dir is None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         results_dir = out.parent if out is not None else Path(f"bench-{name}-{stamp}")
     results_dir.mkdir(parents=True, exist_ok=True)
-    summary = {k: v for k, v in results.items() if k != "details"}
+    summary = {k: v for k, v in results.items() if k != "details"} | {"environment": environment()}
     stem = results_dir / f"bench_{name}"
     report.write_json(summary, stem.with_suffix(".json"))
     if "details" in results:

@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -60,6 +61,8 @@ def test_bench_locomo_smoke(tmp_path: Path) -> None:
                                        "no_expansion", "no_structural", "no_planning",
                                        "no_roots", "no_counterfactual"}  # fmt: skip
     assert summary["data"]["questions"] == 2 and summary["data"]["dropped_evidence_ids"] == 1
+    libraries = summary["environment"]["libraries"]
+    assert libraries["numpy"] == np.__version__ and libraries["onnxruntime"], "what it ran with"
     for scores in summary["systems"].values():
         assert 0.0 <= scores["overall"]["R@10"] <= 1.0
         assert scores["latency_ms"]["p50"] > 0
