@@ -42,8 +42,8 @@ class RecallConfig:
     only_findable: bool = True
     """Whether a further round is asked for only while something missing could still be
     found: a term some memory of the namespace holds, or another session when there is one.
-    A budget rule: quality is level either way, but without it real chat takes a fifth more
-    rounds (``docs/decisions.md``, 2026-12-07)."""
+    A budget rule: on quality it is a trade between kinds, but without it real chat takes a
+    fifth more rounds (``docs/decisions.md``, 2026-12-07)."""
     own_decisions_once: bool = True
     """Whether a decision the asker makes for themselves ("should I…") is recollected once:
     refinement looks for its constraints, and a further round completes sets, not those."""
