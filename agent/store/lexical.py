@@ -20,6 +20,7 @@ import numpy as np
 
 from ripplegraph.agent.memory import MemoryUnit
 from ripplegraph.agent.memory.text import tokenize
+from ripplegraph.agent.store.top import best
 
 K1 = 1.5
 B = 0.75
@@ -177,7 +178,4 @@ def ranked(index: Bm25, query: str, k: int) -> list[tuple[str, float]]:
     ids, scores = index.scores(terms)
     if not ids:
         return []
-    k = min(k, len(ids))
-    top = np.argpartition(-scores, k - 1)[:k]
-    ranked = sorted(top.tolist(), key=lambda i: (-scores[i], i))
-    return [(ids[i], float(scores[i])) for i in ranked if scores[i] > 0]
+    return [(ids[i], float(scores[i])) for i in best(scores, k) if scores[i] > 0]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from ripplegraph.agent.store.backend import Placement, RelationalBackend
+from ripplegraph.agent.store.top import best
 from ripplegraph.agent.store.vectors import VectorIndex
 
 COLLECTION_DEBT = "collection:"
@@ -42,13 +43,7 @@ def nearest(
     if k <= 0 or not ids:
         return [[] for _ in range(len(queries))]
     scores = np.asarray(queries, dtype=np.float32) @ matrix.T
-    k = min(k, len(ids))
-    found = []
-    for row in scores:
-        top = np.argpartition(-row, k - 1)[:k]
-        ranked = sorted(top.tolist(), key=lambda i: (-row[i], i))
-        found.append([(ids[i], float(row[i])) for i in ranked])
-    return found
+    return [[(ids[i], float(row[i])) for i in best(row, k)] for row in scores]
 
 
 class VectorLayout:
