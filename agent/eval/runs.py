@@ -50,8 +50,8 @@ RANKING_LIBRARIES = (
 def environment() -> dict[str, Any]:
     """What a run's numbers depend on beyond the code: the machine and the library versions.
 
-    A near tie can fall the other way under another numpy or ONNX Runtime, and latency is the
-    machine's; each results file says which it was measured with.
+    Another numpy or ONNX Runtime can move a score's last bit, and a near tie with it; latency
+    is the machine's. Each results file says which it was measured with.
     """
 
     def installed(name: str) -> str | None:
