@@ -51,8 +51,6 @@ class RecallConfig:
     spread_anchors: bool = True
     """Whether anchors are the evidence about the question, one per session first (else the
     best-ranked memories)."""
-    feedback: bool = True
-    """Whether expansion scores candidates against the target moved towards the anchors."""
     structural_edges: bool = True
     dialogue_edges: bool = True
     """Whether the walk also steps to the memory written just before or after in the same

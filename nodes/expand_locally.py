@@ -28,7 +28,7 @@ def expand_locally(state: RecallState, runtime: Runtime[Context]) -> dict[str, A
     store = run.store()
     assert state.plan is not None
     edge_types = walked_types(config)
-    target = walk_target(store, run.namespace, state.plan, config)
+    target = walk_target(store, state.plan)
     round_number = state.rounds + 1
     model = (
         WalkModel(

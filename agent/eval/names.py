@@ -30,7 +30,6 @@ DEFAULT_VARIATIONS = (
     "dialogue_edges=false",
     "only_findable=false",
     "spread_anchors=false",
-    "feedback=false",
     "rounds=1,3",
     "hops=1,3",
     "max_anchors=2,5",

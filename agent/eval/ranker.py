@@ -162,7 +162,7 @@ def capture_walks(
             state = RecallState.model_validate(chunk)
             assert state.plan is not None
             namespace, plan = question.namespace, state.plan
-            target = walk_target(store, namespace, plan, config)
+            target = walk_target(store, plan)
             found = walk(
                 store, namespace, plan.anchors, state.pool.keys(), hops=run.recall.hops,
                 edge_types=types,

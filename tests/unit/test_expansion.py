@@ -12,7 +12,6 @@ from ripplegraph.agent.decisions.policies.expansion import (
     WalkModel,
     cue_match,
     expand,
-    feedback_target,
     target_cues,
     walk,
     walk_table,
@@ -111,15 +110,6 @@ def test_merge_pool_accumulates_sources_once_and_keeps_the_flags() -> None:
     assert list(merged) == ["b", "c"]
     lifted = {"c": Evidence(memory=unit("c", "y"), sources=[first], standing=True)}
     assert merge_pool(lifted, right)["c"].standing and merge_pool(right, lifted)["c"].standing
-
-
-def test_the_feedback_target_lies_between_the_question_and_its_anchors() -> None:
-    question = np.asarray([3.0, 0.0], dtype=np.float32)
-    anchors = [np.asarray([0.0, 1.0], dtype=np.float32), np.asarray([0.0, 1.0], dtype=np.float32)]
-    target = feedback_target(question, anchors)
-    np.testing.assert_allclose(target, [np.sqrt(0.5), np.sqrt(0.5)], atol=1e-6)
-    assert target.dtype == np.float32
-    assert feedback_target(question, []) is question, "no anchors: the question itself"
 
 
 def test_the_walk_follows_the_types_the_settings_switch_on() -> None:

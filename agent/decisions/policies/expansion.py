@@ -107,30 +107,9 @@ def cue_match(memory: MemoryUnit, wanted: frozenset[str]) -> float:
     return len(wanted & memory.terms) / len(wanted)
 
 
-def feedback_target(target: np.ndarray, anchors: Sequence[np.ndarray]) -> np.ndarray:
-    """The target moved towards its anchors: the unit mean of both directions.
-
-    What a set question still lacks looks like what it already found ("I'm reading *Dune*"
-    beside "I finished that fantasy series") more than like the question ("What books has
-    John read?"), so candidates are scored against both (relevance feedback).
-    """
-    if not anchors:
-        return target
-    centre = np.mean(anchors, axis=0)
-    blended = target / np.linalg.norm(target) + centre / np.linalg.norm(centre)
-    return np.asarray(blended / np.linalg.norm(blended), dtype=target.dtype)
-
-
-def walk_target(store: MemoryStore, namespace: str, plan: Plan, config: RecallConfig) -> np.ndarray:
-    """What the walk's candidates are scored against: the plan's target (towards the anchors).
-
-    With ``feedback`` the target moves towards the anchors (``feedback_target``).
-    """
-    target = store.embedder.query(plan.target)
-    if config.feedback:
-        anchors = store.embeddings(namespace, plan.anchors)
-        target = feedback_target(target, list(anchors.values()))
-    return target
+def walk_target(store: MemoryStore, plan: Plan) -> np.ndarray:
+    """What the walk's candidates are scored against: the plan's target, embedded."""
+    return store.embedder.query(plan.target)
 
 
 def walk(
