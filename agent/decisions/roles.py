@@ -167,7 +167,7 @@ def extract_with_model(
                     time = TimeInterval.day_of(session.date)
                 provenance = Provenance(
                     session_id=session.id,
-                    turn_ids=cited,
+                    turn_ids=tuple(cited),
                     speaker=speakers.get(cited[0]),
                     session_time=session.date,
                 )
@@ -176,8 +176,8 @@ def extract_with_model(
                         id=memory_id(namespace, provenance, event.restatement),
                         namespace=namespace,
                         text=event.restatement.strip(),
-                        people=event.people,
-                        places=event.places,
+                        people=tuple(event.people),
+                        places=tuple(event.places),
                         time=time,
                         kind=event.kind,
                         provenance=provenance,

@@ -76,7 +76,7 @@ class Provenance(BaseModel):
     """Where a memory came from, so evidence can always be traced to the dialogue."""
 
     session_id: str
-    turn_ids: list[str] = Field(default_factory=list)
+    turn_ids: tuple[str, ...] = ()
     speaker: str | None = None
     session_time: datetime | None = None
 
@@ -90,8 +90,8 @@ class MemoryUnit(BaseModel):
     id: str
     namespace: Namespace
     text: str
-    people: list[str] = Field(default_factory=list)
-    places: list[str] = Field(default_factory=list)
+    people: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()
     time: TimeInterval | None = None
     kind: MemoryKind = MemoryKind.OTHER
     provenance: Provenance

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -460,6 +461,20 @@ def test_units_read_back_are_their_validated_form_and_keep_no_vocabulary_terms(
     assert not any("terms" in u.__dict__ for u in units)  # counted, not kept
     assert units[0].terms == MemoryUnit.model_validate(units[0].model_dump()).terms
     assert "terms" in units[0].__dict__  # a unit recall reads keeps them
+
+
+def test_a_parsed_unit_leaves_the_collector_only_its_models(demo_store: MemoryStore) -> None:
+    """A full collection walks every parsed unit the store keeps: four objects each, not eight.
+
+    Its names and turn ids are tuples of strings and its provenance and time hold only
+    those, so after one pass the collector stops tracking them (docs/decisions.md, 2026-12-07).
+    """
+    units = demo_store.all_units(DEMO_NAMESPACE)
+    gc.collect()
+    for unit in units:
+        held = [unit.people, unit.places, unit.provenance.turn_ids, unit.provenance.__dict__]
+        assert not any(gc.is_tracked(value) for value in held)
+        assert unit.time is None or not gc.is_tracked(unit.time.__dict__)
 
 
 def test_parsed_units_are_kept_least_recently_read_first(

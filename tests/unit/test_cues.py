@@ -69,10 +69,10 @@ def test_offline_extraction_one_unit_per_turn_with_cues_and_time() -> None:
         "Alex: Maya is allergic to seafood. [shared an image: a shrimp]",
     ]
     first, second = units
-    assert first.people == ["Alex", "Maya"] and second.people == ["Alex", "Maya"]
+    assert first.people == ("Alex", "Maya") and second.people == ("Alex", "Maya")
     assert first.time is not None and first.time.start == datetime(2024, 4, 30)
     assert second.time is not None and second.time.start == datetime(2024, 5, 1)
-    assert second.provenance.turn_ids == ["s1:2"] and second.provenance.speaker == "Alex"
+    assert second.provenance.turn_ids == ("s1:2",) and second.provenance.speaker == "Alex"
     assert second.kind is MemoryKind.STATE
     again = OfflineExtractor().extract("ns", [session], [], [])
     assert [u.id for u in again] == [u.id for u in units]

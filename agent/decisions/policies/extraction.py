@@ -134,7 +134,7 @@ class OfflineExtractor:
                     time = times[0] if times else TimeInterval.day_of(session.date)
                 provenance = Provenance(
                     session_id=session.id,
-                    turn_ids=[turn.id or f"{session.id}:{position}"],
+                    turn_ids=(turn.id or f"{session.id}:{position}",),
                     speaker=turn.speaker,
                     session_time=session.date,
                 )
@@ -144,8 +144,8 @@ class OfflineExtractor:
                         id=memory_id(namespace, provenance, restatement),
                         namespace=namespace,
                         text=restatement,
-                        people=list(found.people),
-                        places=list(found.places),
+                        people=found.people,
+                        places=found.places,
                         time=time,
                         kind=classify_kind(text),
                         provenance=provenance,

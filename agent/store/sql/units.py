@@ -127,7 +127,12 @@ class UnitTables(SQLDatabase):
 
     @staticmethod
     def _unit(row: tuple[Any, ...]) -> MemoryUnit:
-        """The unit a row holds, made without validating it again (``_made``)."""
+        """The unit a row holds, made without validating it again (``_made``).
+
+        Its names are interned (a namespace repeats a few people and places across all its
+        units) and its sequences are tuples of strings, which the garbage collector stops
+        tracking: a full collection walks every parsed unit the store keeps.
+        """
         (mid, ns, text, kind, people, places, t0, t1, session, turns, speaker, stime) = row
         return _made(
             MemoryUnit,
@@ -135,15 +140,15 @@ class UnitTables(SQLDatabase):
             namespace=sys.intern(str(ns)),
             text=str(text),
             kind=MemoryKind(str(kind)),
-            people=json.loads(str(people)),
-            places=json.loads(str(places)),
+            people=tuple(map(sys.intern, json.loads(str(people)))),
+            places=tuple(map(sys.intern, json.loads(str(places)))),
             time=_made(TimeInterval, start=from_epoch(float(t0)), end=from_epoch(float(t1)))
             if t0 is not None
             else None,
             provenance=_made(
                 Provenance,
                 session_id=sys.intern(str(session)),
-                turn_ids=json.loads(str(turns)),
+                turn_ids=tuple(json.loads(str(turns))),
                 speaker=sys.intern(str(speaker)) if speaker is not None else None,
                 session_time=datetime.fromisoformat(str(stime)) if stime else None,
             ),
