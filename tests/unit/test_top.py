@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import timeit
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +22,32 @@ def test_the_best_k_are_a_stable_sorts_top_k(scores: list[int], k: int) -> None:
     array = np.asarray(scores, dtype=np.float64) / 4
     expected = sorted(range(len(scores)), key=lambda i: (-array[i], i))[: max(k, 0)]
     assert best(array, k) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([0, 0, 0, 0, 0, 0, 1, 2, 3]), min_size=1, max_size=80),
+    k=st.integers(1, 80),
+)
+def test_mostly_one_value_still_gives_a_stable_sorts_top_k(scores: list[int], k: int) -> None:
+    # BM25's scores are mostly zeros: the k-th value is then selected among the rest.
+    array = np.asarray(scores, dtype=np.float32) / 3
+    expected = sorted(range(len(scores)), key=lambda i: (-array[i], i))[:k]
+    assert best(array, k) == expected
+
+
+def test_mostly_zeros_cost_no_more_than_distinct_scores() -> None:
+    # numpy's selection on an array most of which is one value can take 20x as long (BM25's
+    # scores at 100k memories: 9 ms a query, against 0.6 for distinct cosines).
+    rng = np.random.default_rng(0)
+    sparse = np.zeros(100_000)  # a query whose terms 5% of the memories hold
+    sparse[rng.choice(100_000, 5_000, replace=False)] = rng.random(5_000) * 10
+    dense = rng.random(100_000)
+    seconds = {
+        name: min(timeit.repeat(lambda scores=scores: best(scores, 15), number=3, repeat=5))
+        for name, scores in (("sparse", sparse), ("dense", dense))
+    }
+    assert seconds["sparse"] < 3 * seconds["dense"], seconds
 
 
 def test_a_tie_at_the_cut_goes_to_the_lower_index() -> None:
