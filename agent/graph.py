@@ -6,6 +6,10 @@ server supplies its own checkpointer, tests and the CLI attach one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -58,18 +62,35 @@ def build_ingest_graph() -> StateGraph[IngestState, Context, IngestInput, Ingest
     return builder
 
 
-def build_recall_graph() -> StateGraph[RecallState, Context, RecallInput, RecallOutput]:
-    """The recall state machine (DESIGN §2.1)."""
+RECALL_NODES: Mapping[str, Callable[..., dict[str, Any]]] = MappingProxyType(
+    {
+        "first_hop_recall": first_hop_recall,
+        "route_root_memories": route_root_memories,
+        "check_sufficiency": check_sufficiency,
+        "plan_recollection": plan_recollection,
+        "expand_locally": expand_locally,
+        "refine_counterfactually": refine_counterfactually,
+        "assemble_evidence": assemble_evidence,
+    }
+)
+"""The recall graph's nodes by name, in the order they are added."""
+
+
+def build_recall_graph(
+    nodes: Mapping[str, Callable[..., dict[str, Any]]] = RECALL_NODES,
+) -> StateGraph[RecallState, Context, RecallInput, RecallOutput]:
+    """The recall state machine (DESIGN §2.1).
+
+    ``nodes`` names a function for each node of ``RECALL_NODES``: the same wiring runs other
+    functions (``bench scale`` replays recorded outputs through it to time LangGraph alone).
+    """
+    if set(nodes) != set(RECALL_NODES):
+        raise ValueError(f"the recall graph's nodes are {sorted(RECALL_NODES)}")
     builder = StateGraph(
         RecallState, context_schema=Context, input_schema=RecallInput, output_schema=RecallOutput
     )
-    builder.add_node("first_hop_recall", first_hop_recall)
-    builder.add_node("route_root_memories", route_root_memories)
-    builder.add_node("check_sufficiency", check_sufficiency)
-    builder.add_node("plan_recollection", plan_recollection)
-    builder.add_node("expand_locally", expand_locally)
-    builder.add_node("refine_counterfactually", refine_counterfactually)
-    builder.add_node("assemble_evidence", assemble_evidence)
+    for name in RECALL_NODES:
+        builder.add_node(name, nodes[name])
     builder.add_edge(START, "first_hop_recall")
     builder.add_edge("first_hop_recall", "route_root_memories")
     builder.add_edge("route_root_memories", "check_sufficiency")

@@ -495,10 +495,11 @@ def _node_table(sizes: Iterable[dict[str, Any]]) -> list[str]:
     """Where a recall's time goes at each size: the first hop, the other nodes, the stepping.
 
     Each cell is a median over the questions (a node that ran twice in one recall counts the
-    two runs together); the other nodes' cell adds their medians up.
+    two runs together); the other nodes' cell adds their medians up.  LangGraph alone is the
+    same recalls replayed (``scale.time_stepping``): the stepping with no node work.
     """
     header = ["units", "first_hop_recall ms", "first hop / floor", "the other nodes ms",
-              "between nodes ms", "node by node"]  # fmt: skip
+              "between nodes ms", "LangGraph alone ms", "node by node"]  # fmt: skip
     lines = [_row(header), _row(["---"] * len(header))]
     for size in sizes:
         nodes = dict(size["per_node_p50_ms"])
@@ -514,11 +515,22 @@ def _node_table(sizes: Iterable[dict[str, Any]]) -> list[str]:
                     f"{size['between_nodes_p50_ms']:.1f}"
                     if "between_nodes_p50_ms" in size
                     else "–",
+                    _stepping(size.get("stepping")),
                     ", ".join(f"{node} {ms:.1f}" for node, ms in nodes.items()),
                 ]
             )
         )
     return lines
+
+
+def _stepping(stepping: dict[str, Any] | None) -> str:
+    """The replayed recall's time and its steps (``scale.time_stepping``), or a dash."""
+    if not stepping:
+        return "–"
+    return (
+        f"{stepping['replayed_p50_ms']:.1f} ({stepping['steps_per_recall']} steps, "
+        f"{stepping['ms_per_step']:.2f} a step)"
+    )
 
 
 def cli_markdown(results: dict[str, Any]) -> str:

@@ -7,7 +7,9 @@ copies of its own units under fresh ids (vectors, cues and edges copied, not rec
 and at each size, after one untimed pass over the questions (a long-lived process has built
 its per-namespace values), it is timed: recall with cold query caches (the search memo and
 query embeddings cleared before each question), then once more node by node (``NodeClock``:
-what each node took, and what the graph's stepping took between them); the floor any
+what each node took, and what the graph's stepping took between them), and once more
+replayed (``time_stepping``: the nodes' recorded outputs handed back through the same wiring,
+so what is timed is LangGraph alone); the floor any
 retriever pays (embed the question, Chroma's top 10, BM25's top 10); the chat loop's
 write→recall (remember one new turn, then recall the next question); forgetting each of
 those turns; and the memory browser's first page and asks (``agent.eval.browsing``).
@@ -19,6 +21,7 @@ import gc
 import resource
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,17 +30,18 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.runtime import Runtime
 from typing_extensions import override
 
-from ripplegraph.agent.context import Deployed
+from ripplegraph.agent.context import Context, Deployed
 from ripplegraph.agent.eval.browsing import time_browser
 from ripplegraph.agent.eval.conversations import LocomoData, Question
 from ripplegraph.agent.eval.metrics import percentiles
-from ripplegraph.agent.graph import ingest_graph, recall_graph
+from ripplegraph.agent.graph import RECALL_NODES, build_recall_graph, ingest_graph, recall_graph
 from ripplegraph.agent.memory import Session, Turn
 from ripplegraph.agent.models.local_embeddings import reference_model
 from ripplegraph.agent.services import Services
-from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput
+from ripplegraph.agent.state import IngestInput, IngestOutput, RecallInput, RecallState
 from ripplegraph.agent.store import MemoryStore
 
 NAMESPACE = "scale"
@@ -142,6 +146,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
             for node, spent in clock.spent.items():
                 per_node.setdefault(node, []).append(spent)
             between.append(whole - sum(clock.spent.values()))
+    stepping = time_stepping(context, questions)
     writes, after, forgets = write_then_recall(context, questions, turns)
     browser = time_browser(context, NAMESPACE, [q.text for q in questions[:BROWSER_ASKS]])
     floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
@@ -163,6 +168,7 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
         },
         "per_node_p50_ms": {node: percentiles(v)["p50"] for node, v in per_node.items()},
         "between_nodes_p50_ms": percentiles(between)["p50"],
+        "stepping": stepping,
         "garbage_collection": collector.summary(2 * len(questions)),
         "browser": browser,
     }
@@ -202,6 +208,69 @@ class NodeClock(BaseCallbackHandler):
         if begun is not None:
             node, started = begun
             self.spent[node] = self.spent.get(node, 0.0) + _ms(started)
+
+
+class Tape:
+    """Each node's outputs, recorded as the real nodes run and handed back in the same order.
+
+    Replaying a recall's outputs through the recall graph's own wiring runs LangGraph's work
+    alone (planning each step, the writes, the reducers, the routers), with no node work.
+    """
+
+    def __init__(self) -> None:
+        self.outputs: dict[str, deque[dict[str, Any]]] = {name: deque() for name in RECALL_NODES}
+        self.calls = 0
+
+    def recording(self, name: str) -> Callable[[RecallState, Runtime[Context]], dict[str, Any]]:
+        """The node ``name`` as it runs, its output kept."""
+        node = RECALL_NODES[name]
+
+        def run(state: RecallState, runtime: Runtime[Context]) -> dict[str, Any]:
+            output = node(state, runtime)
+            self.outputs[name].append(output)
+            return output
+
+        return run
+
+    def playing(self, name: str) -> Callable[[RecallState], dict[str, Any]]:
+        """The node ``name`` answering with its next recorded output."""
+
+        def play(state: RecallState) -> dict[str, Any]:
+            self.calls += 1
+            return self.outputs[name].popleft()
+
+        return play
+
+
+def time_stepping(context: Deployed, questions: Sequence[Question]) -> dict[str, Any]:
+    """LangGraph's own time in a recall: the questions' recorded node outputs replayed.
+
+    Each question is recalled once by the real nodes, its outputs recorded, then replayed
+    through the same wiring with functions that only hand them back, so the same steps run
+    in the same order and the replay's time is the graph's stepping, measured against plain
+    calls of the same nodes.
+    """
+    tape = Tape()
+    recorder = build_recall_graph({name: tape.recording(name) for name in RECALL_NODES})
+    player = build_recall_graph({name: tape.playing(name) for name in RECALL_NODES})
+    recording, playing = recorder.compile(name="recall"), player.compile(name="recall")
+    asked = [RecallInput(query=q.text, namespace=NAMESPACE) for q in questions]
+    for question in asked:
+        recording.invoke(question, context=context)
+    replayed = []
+    for question in asked:
+        started = time.perf_counter()
+        playing.invoke(question, context=context)
+        replayed.append(_ms(started))
+    if any(tape.outputs.values()):
+        raise RuntimeError("the replay took other steps than the recalls it replayed")
+    steps = tape.calls / max(len(asked), 1)
+    p50 = percentiles(replayed)["p50"]
+    return {
+        "replayed_p50_ms": p50,
+        "steps_per_recall": round(steps, 1),
+        "ms_per_step": round(p50 / steps, 3) if steps else None,
+    }
 
 
 class GcClock:
