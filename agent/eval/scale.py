@@ -7,12 +7,12 @@ copies of its own units under fresh ids (vectors, cues and edges copied, not rec
 and at each size, after one untimed pass over the questions (a long-lived process has built
 its per-namespace values), it is timed: recall with cold query caches (the search memo and
 query embeddings cleared before each question), then once more node by node (``NodeClock``:
-what each node took, and what the graph's stepping took between them), and once more
-replayed (``time_stepping``: the nodes' recorded outputs handed back through the same wiring,
-so what is timed is LangGraph alone); the floor any
+what each node took, and what the graph's stepping took between them); the floor any
 retriever pays (embed the question, Chroma's top 10, BM25's top 10); the chat loop's
 write→recall (remember one new turn, then recall the next question); forgetting each of
-those turns; and the memory browser's first page and asks (``agent.eval.browsing``).
+those turns; the memory browser's first page and asks (``agent.eval.browsing``); and last,
+each question recalled and replayed (``time_stepping``: the nodes' recorded outputs handed
+back through the same wiring, so what is timed is LangGraph alone).
 """
 
 from __future__ import annotations
@@ -146,9 +146,9 @@ def time_size(context: Deployed, questions: Sequence[Question], turns: int) -> d
             for node, spent in clock.spent.items():
                 per_node.setdefault(node, []).append(spent)
             between.append(whole - sum(clock.spent.values()))
-    stepping = time_stepping(context, questions)
     writes, after, forgets = write_then_recall(context, questions, turns)
     browser = time_browser(context, NAMESPACE, [q.text for q in questions[:BROWSER_ASKS]])
+    stepping = time_stepping(context, questions)  # last: its extra recalls move the collector
     floor = percentiles(dense)["p50"] + percentiles(lexical)["p50"]
     recall = percentiles(totals)
     return {
@@ -243,28 +243,29 @@ class Tape:
 
 
 def time_stepping(context: Deployed, questions: Sequence[Question]) -> dict[str, Any]:
-    """LangGraph's own time in a recall: the questions' recorded node outputs replayed.
+    """LangGraph's own time in a recall: each question's recorded node outputs replayed.
 
-    Each question is recalled once by the real nodes, its outputs recorded, then replayed
+    Each question is recalled by the real nodes, its outputs recorded, then at once replayed
     through the same wiring with functions that only hand them back, so the same steps run
     in the same order and the replay's time is the graph's stepping, measured against plain
-    calls of the same nodes.
+    calls of the same nodes.  It runs after the other timings of a size: its extra recalls
+    bring the collector's next full collection forward, into whatever is timed next (the
+    browser's first page at 100k took twice as long after it).
     """
     tape = Tape()
     recorder = build_recall_graph({name: tape.recording(name) for name in RECALL_NODES})
     player = build_recall_graph({name: tape.playing(name) for name in RECALL_NODES})
     recording, playing = recorder.compile(name="recall"), player.compile(name="recall")
-    asked = [RecallInput(query=q.text, namespace=NAMESPACE) for q in questions]
-    for question in asked:
-        recording.invoke(question, context=context)
     replayed = []
-    for question in asked:
+    for question in questions:
+        asked = RecallInput(query=question.text, namespace=NAMESPACE)
+        recording.invoke(asked, context=context)
         started = time.perf_counter()
-        playing.invoke(question, context=context)
+        playing.invoke(asked, context=context)
         replayed.append(_ms(started))
-    if any(tape.outputs.values()):
-        raise RuntimeError("the replay took other steps than the recalls it replayed")
-    steps = tape.calls / max(len(asked), 1)
+        if any(tape.outputs.values()):
+            raise RuntimeError("the replay took other steps than the recall it replayed")
+    steps = tape.calls / max(len(questions), 1)
     p50 = percentiles(replayed)["p50"]
     return {
         "replayed_p50_ms": p50,
