@@ -1,7 +1,16 @@
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from ripplegraph.agent.graph import chat_graph, ingest_graph, recall_graph
+from ripplegraph.agent.context import Context
+from ripplegraph.agent.eval.scale import Tape
+from ripplegraph.agent.graph import (
+    RECALL_NODES,
+    build_recall_graph,
+    chat_graph,
+    ingest_graph,
+    recall_graph,
+)
+from ripplegraph.agent.state import QueryCues, RecallInput, RecallOutput
 
 
 def test_ingest_topology(snapshot: SnapshotAssertion) -> None:
@@ -19,11 +28,6 @@ def test_chat_topology_shows_recall_nodes(snapshot: SnapshotAssertion) -> None:
 
 
 def test_the_same_wiring_runs_other_node_functions() -> None:
-    from ripplegraph.agent.context import Context
-    from ripplegraph.agent.eval.scale import Tape
-    from ripplegraph.agent.graph import RECALL_NODES, build_recall_graph
-    from ripplegraph.agent.state import QueryCues, RecallInput, RecallOutput
-
     with pytest.raises(ValueError, match="recall graph's nodes"):
         build_recall_graph({"first_hop_recall": RECALL_NODES["first_hop_recall"]})
     tape = Tape()
